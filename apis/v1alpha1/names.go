@@ -1,0 +1,131 @@
+package v1alpha1
+
+// Annotations, labels, condition types, reasons and other names shared by
+// every service and the CLI. They are spelled exactly as the operations guide
+// spells them; nothing else in the project writes these strings.
+
+// Annotations on Repositories and ImagePolicies.
+const (
+	// ReconcileRequestedAtAnnotation asks the source-controller to fetch a
+	// Repository now. The push webhook receiver stamps it.
+	ReconcileRequestedAtAnnotation = "sync.kuvryn.io/reconcile-requested-at"
+	// ScanRequestedAtAnnotation asks the image-controller to scan an ImagePolicy now.
+	ScanRequestedAtAnnotation = "sync.kuvryn.io/scan-requested-at"
+)
+
+// Approval annotations on Applications. The user sets ApprovedRevision and,
+// optionally, ApproveDigest; the admission webhook records the rest.
+const (
+	ApprovedRevisionAnnotation = "sync.kuvryn.io/approved-revision"
+	ApproveDigestAnnotation    = "sync.kuvryn.io/approve-digest"
+	ApprovedByAnnotation       = "sync.kuvryn.io/approved-by"
+	ApprovedAtAnnotation       = "sync.kuvryn.io/approved-at"
+	ApprovedDigestAnnotation   = "sync.kuvryn.io/approved-digest"
+)
+
+// Rollback annotations on Applications. `ksync rollback` sets
+// RollbackRequested to the target Revision; the admission webhook records who
+// asked, when, and the desired-state digest the target had at that moment.
+const (
+	RollbackRequestedAnnotation    = "sync.kuvryn.io/rollback-requested"
+	RollbackRequestedByAnnotation  = "sync.kuvryn.io/rollback-requested-by"
+	RollbackRequestedAtAnnotation  = "sync.kuvryn.io/rollback-requested-at"
+	RollbackDesiredStateAnnotation = "sync.kuvryn.io/rollback-desired-state"
+)
+
+// Annotations on rendered objects that steer the rollout.
+const (
+	HookAnnotation     = "sync.kuvryn.io/hook"
+	SyncWaveAnnotation = "sync.kuvryn.io/sync-wave"
+
+	HelmHookAnnotation     = "helm.sh/hook"
+	ArgoHookAnnotation     = "argocd.argoproj.io/hook"
+	ArgoSyncWaveAnnotation = "argocd.argoproj.io/sync-wave"
+)
+
+// Values of HookAnnotation.
+const (
+	HookPreSync  = "pre-sync"
+	HookPostSync = "post-sync"
+	HookSkip     = "skip"
+)
+
+// Labels and annotations of discovered Applications. The discovering file is
+// an annotation because a repository path is not a valid label value.
+const (
+	RepositoryLabel          = "sync.kuvryn.io/repository"
+	DiscoveredFromAnnotation = "sync.kuvryn.io/discovered-from"
+)
+
+// Labels a Secret must carry before a controller reads it.
+const (
+	GitCredentialsLabel      = "sync.kuvryn.io/git-credentials"
+	DecryptionKeyLabel       = "sync.kuvryn.io/decryption-key"
+	RegistryCredentialsLabel = "sync.kuvryn.io/registry-credentials"
+)
+
+// Labels on objects Kuvryn Sync creates.
+const (
+	// ApplicationLabel names the Application a Revision or desired-state Secret belongs to.
+	ApplicationLabel = "sync.kuvryn.io/application"
+)
+
+// DesiredStateSecretType is the type of the Secret holding a Revision's
+// rendered objects (gzip'd), owned by the Revision.
+const DesiredStateSecretType = "sync.kuvryn.io/desired-state"
+
+// Field managers: every controller writes with Server-Side Apply under its own.
+const (
+	FieldManagerSource = "kuvryn-source"
+	FieldManagerSync   = "kuvryn-sync"
+	FieldManagerImage  = "kuvryn-image"
+	FieldManagerNotify = "kuvryn-notify"
+	FieldManagerWeb    = "kuvryn-web"
+)
+
+// Condition types.
+const (
+	ConditionReady                  = "Ready"
+	ConditionFetched                = "Fetched"
+	ConditionApplicationsDiscovered = "ApplicationsDiscovered"
+	ConditionImagesUpdated          = "ImagesUpdated"
+	ConditionRendered               = "Rendered"
+	ConditionPlanned                = "Planned"
+	ConditionAwaitingApproval       = "AwaitingApproval"
+	ConditionApproved               = "Approved"
+	ConditionRolloutComplete        = "RolloutComplete"
+	ConditionHealthy                = "Healthy"
+	ConditionSynced                 = "Synced"
+	ConditionNotificationsReady     = "NotificationsReady"
+)
+
+// Condition and Event reasons: one list for every service.
+const (
+	ReasonSucceeded            = "Succeeded"
+	ReasonProgressing          = "Progressing"
+	ReasonFetchFailed          = "FetchFailed"
+	ReasonCredentialsRefused   = "CredentialsRefused"
+	ReasonRenderFailed         = "RenderFailed"
+	ReasonValidationFailure    = "ValidationFailure"
+	ReasonDecryptionFailed     = "DecryptionFailed"
+	ReasonDiscoveryFailed      = "DiscoveryFailed"
+	ReasonPlanFailed           = "PlanFailed"
+	ReasonAwaitingApproval     = "AwaitingApproval"
+	ReasonApproved             = "Approved"
+	ReasonApprovalStale        = "ApprovalStale"
+	ReasonApplyConflict        = "ApplyConflict"
+	ReasonApplyFailed          = "ApplyFailed"
+	ReasonHookFailed           = "HookFailed"
+	ReasonHealthFailure        = "HealthFailure"
+	ReasonPruneSkipped         = "PruneSkipped"
+	ReasonPruned               = "Pruned"
+	ReasonRolledBack           = "RolledBack"
+	ReasonSuperseded           = "Superseded"
+	ReasonHeld                 = "Held"
+	ReasonDiagnosed            = "Diagnosed"
+	ReasonDisabled             = "Disabled"
+	ReasonServiceAccountMissed = "ServiceAccountMissing"
+	ReasonNotificationFailed   = "NotificationFailed"
+	ReasonSinkNotReady         = "SinkNotReady"
+	ReasonScanFailed           = "ScanFailed"
+)
