@@ -15,7 +15,7 @@ type ImagePolicySpec struct {
 	// Interval between scans.
 	// +kubebuilder:default="5m"
 	// +optional
-	Interval *metav1.Duration `json:"interval,omitempty"`
+	Interval *metav1.Duration     `json:"interval,omitempty"`
 	Policy   ImageSelectionPolicy `json:"policy"`
 	// Webhook lets a registry or CI trigger a scan.
 	// +optional
@@ -96,8 +96,4 @@ type ImagePolicyList struct {
 	metav1.TypeMeta `json:",inline"`
 	metav1.ListMeta `json:"metadata,omitempty"`
 	Items           []ImagePolicy `json:"items"`
-}
-
-func init() {
-	SchemeBuilder.Register(&ImagePolicy{}, &ImagePolicyList{})
 }

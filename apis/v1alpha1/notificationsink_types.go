@@ -52,7 +52,3 @@ type NotificationSinkList struct {
 	metav1.ListMeta `json:"metadata,omitempty"`
 	Items           []NotificationSink `json:"items"`
 }
-
-func init() {
-	SchemeBuilder.Register(&NotificationSink{}, &NotificationSinkList{})
-}

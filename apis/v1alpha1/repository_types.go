@@ -131,7 +131,3 @@ type RepositoryList struct {
 	metav1.ListMeta `json:"metadata,omitempty"`
 	Items           []Repository `json:"items"`
 }
-
-func init() {
-	SchemeBuilder.Register(&Repository{}, &RepositoryList{})
-}

@@ -155,7 +155,7 @@ type ApprovalRecord struct {
 	// Revision approved.
 	Revision string `json:"revision"`
 	// By is the Kubernetes user who approved or requested the rollback.
-	By string `json:"by"`
+	By string      `json:"by"`
 	At metav1.Time `json:"at"`
 	// Digest of the approved plan; for a rollback, the desired-state digest.
 	Digest string `json:"digest"`
@@ -267,8 +267,4 @@ type RevisionList struct {
 	metav1.TypeMeta `json:",inline"`
 	metav1.ListMeta `json:"metadata,omitempty"`
 	Items           []Revision `json:"items"`
-}
-
-func init() {
-	SchemeBuilder.Register(&Revision{}, &RevisionList{})
 }
