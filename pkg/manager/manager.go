@@ -1,0 +1,151 @@
+package manager
+
+import (
+	"crypto/tls"
+	"errors"
+	"flag"
+	"fmt"
+	"os"
+	"path/filepath"
+
+	"k8s.io/apimachinery/pkg/runtime"
+	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
+	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+	"k8s.io/client-go/rest"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/certwatcher"
+	"sigs.k8s.io/controller-runtime/pkg/healthz"
+	"sigs.k8s.io/controller-runtime/pkg/log/zap"
+	"sigs.k8s.io/controller-runtime/pkg/metrics/filters"
+	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
+	"sigs.k8s.io/controller-runtime/pkg/webhook"
+
+	syncv1 "github.com/kuvryn/kuvryn-sync/apis/v1alpha1"
+)
+
+// Service describes one deployable for New.
+type Service struct {
+	// Name is the service name, used for the leader election ID and logs.
+	Name string
+	// Flags registers the service's own flags; may be nil.
+	Flags func(*flag.FlagSet)
+}
+
+// Scheme holds the built-in kinds and the Kuvryn Sync kinds.
+func Scheme() *runtime.Scheme {
+	s := runtime.NewScheme()
+	utilruntime.Must(clientgoscheme.AddToScheme(s))
+	utilruntime.Must(syncv1.AddToScheme(s))
+	return s
+}
+
+// New parses args (without the program name) and builds a manager whose
+// metrics, probes, leader election and webhook server follow the guide's
+// flags. The caller adds its controllers and calls Start.
+func New(svc Service, args []string) (ctrl.Manager, error) {
+	fs := flag.NewFlagSet(svc.Name, flag.ContinueOnError)
+	var o Options
+	o.BindFlags(fs)
+	if svc.Flags != nil {
+		svc.Flags(fs)
+	}
+	if err := fs.Parse(args); err != nil {
+		return nil, err
+	}
+	ctrl.SetLogger(zap.New(zap.UseFlagOptions(&o.Zap)))
+	cfg, err := ctrl.GetConfig()
+	if err != nil {
+		return nil, fmt.Errorf("loading kubeconfig: %w", err)
+	}
+	return NewWithOptions(svc, o, cfg)
+}
+
+// NewWithOptions builds the manager from already parsed options.
+func NewWithOptions(svc Service, o Options, cfg *rest.Config) (ctrl.Manager, error) {
+	tlsOpts := o.tlsOptions()
+
+	webhookOpts := webhook.Options{TLSOpts: tlsOpts}
+	var watchers []*certwatcher.CertWatcher
+	if o.WebhookCertPath != "" {
+		w, err := certwatcher.New(filepath.Join(o.WebhookCertPath, o.WebhookCertName),
+			filepath.Join(o.WebhookCertPath, o.WebhookCertKey))
+		if err != nil {
+			return nil, fmt.Errorf("loading webhook certificate from --webhook-cert-path %s: %w", o.WebhookCertPath, err)
+		}
+		watchers = append(watchers, w)
+		webhookOpts.TLSOpts = append(webhookOpts.TLSOpts, useCertificate(w))
+	}
+
+	metricsOpts := metricsserver.Options{
+		BindAddress:   o.MetricsBindAddress,
+		SecureServing: o.MetricsSecure,
+		TLSOpts:       tlsOpts,
+	}
+	if o.MetricsSecure {
+		metricsOpts.FilterProvider = filters.WithAuthenticationAndAuthorization
+	}
+	if o.MetricsCertPath != "" {
+		w, err := certwatcher.New(filepath.Join(o.MetricsCertPath, o.MetricsCertName),
+			filepath.Join(o.MetricsCertPath, o.MetricsCertKey))
+		if err != nil {
+			return nil, fmt.Errorf("loading metrics certificate from --metrics-cert-path %s: %w", o.MetricsCertPath, err)
+		}
+		watchers = append(watchers, w)
+		metricsOpts.TLSOpts = append(metricsOpts.TLSOpts, useCertificate(w))
+	}
+
+	mgr, err := ctrl.NewManager(cfg, ctrl.Options{
+		Scheme:                 Scheme(),
+		Metrics:                metricsOpts,
+		WebhookServer:          webhook.NewServer(webhookOpts),
+		HealthProbeBindAddress: o.HealthProbeBindAddress,
+		LeaderElection:         o.LeaderElect,
+		LeaderElectionID:       svc.Name + ".sync.kuvryn.io",
+	})
+	if err != nil {
+		return nil, fmt.Errorf("creating manager: %w", err)
+	}
+	for _, w := range watchers {
+		if err := mgr.Add(w); err != nil {
+			return nil, err
+		}
+	}
+	if err := mgr.AddHealthzCheck("healthz", healthz.Ping); err != nil {
+		return nil, err
+	}
+	if err := mgr.AddReadyzCheck("readyz", healthz.Ping); err != nil {
+		return nil, err
+	}
+	return mgr, nil
+}
+
+// useCertificate serves the watched certificate, so a rotated one is picked up
+// without a restart.
+func useCertificate(w *certwatcher.CertWatcher) func(*tls.Config) {
+	return func(c *tls.Config) { c.GetCertificate = w.GetCertificate }
+}
+
+// Main is the body of every service's main: build the manager, let setup add
+// controllers, start, and exit non-zero on failure.
+func Main(svc Service, setup func(ctrl.Manager) error) {
+	log := ctrl.Log.WithName(svc.Name)
+	mgr, err := New(svc, os.Args[1:])
+	if errors.Is(err, flag.ErrHelp) {
+		os.Exit(0)
+	}
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "%s: %v\n", svc.Name, err)
+		os.Exit(2)
+	}
+	if setup != nil {
+		if err := setup(mgr); err != nil {
+			log.Error(err, "setting up controllers")
+			os.Exit(1)
+		}
+	}
+	log.Info("starting manager")
+	if err := mgr.Start(ctrl.SetupSignalHandler()); err != nil {
+		log.Error(err, "manager stopped")
+		os.Exit(1)
+	}
+}

@@ -1,0 +1,68 @@
+// Package manager starts every Kuvryn Sync service the same way: the
+// operations guide's flags, metrics, health probes, leader election and the
+// webhook server, on a controller-runtime manager.
+package manager
+
+import (
+	"crypto/tls"
+	"flag"
+	"os"
+	"strings"
+
+	"sigs.k8s.io/controller-runtime/pkg/log/zap"
+)
+
+// Options are the manager flags of the operations guide.
+type Options struct {
+	MetricsBindAddress     string
+	MetricsSecure          bool
+	HealthProbeBindAddress string
+	LeaderElect            bool
+	EnableHTTP2            bool
+
+	WebhookCertPath string
+	WebhookCertName string
+	WebhookCertKey  string
+
+	MetricsCertPath string
+	MetricsCertName string
+	MetricsCertKey  string
+
+	Zap zap.Options
+}
+
+// BindFlags registers the shared flags on fs with the guide's defaults.
+func (o *Options) BindFlags(fs *flag.FlagSet) {
+	fs.StringVar(&o.MetricsBindAddress, "metrics-bind-address", "0",
+		"Metrics address, such as :8443; 0 disables metrics.")
+	fs.BoolVar(&o.MetricsSecure, "metrics-secure", true,
+		"Serve metrics over HTTPS with authentication and authorization.")
+	fs.StringVar(&o.HealthProbeBindAddress, "health-probe-bind-address", ":8081",
+		"Address of /healthz and /readyz.")
+	fs.BoolVar(&o.LeaderElect, "leader-elect", false,
+		"Elect a leader so that only one replica reconciles at a time.")
+	fs.BoolVar(&o.EnableHTTP2, "enable-http2", false,
+		"Enable HTTP/2 for the metrics and webhook servers.")
+	fs.StringVar(&o.WebhookCertPath, "webhook-cert-path", "", "Directory holding the webhook certificate.")
+	fs.StringVar(&o.WebhookCertName, "webhook-cert-name", "tls.crt", "Webhook certificate file name.")
+	fs.StringVar(&o.WebhookCertKey, "webhook-cert-key", "tls.key", "Webhook key file name.")
+	fs.StringVar(&o.MetricsCertPath, "metrics-cert-path", "", "Directory holding the metrics server certificate.")
+	fs.StringVar(&o.MetricsCertName, "metrics-cert-name", "tls.crt", "Metrics server certificate file name.")
+	fs.StringVar(&o.MetricsCertKey, "metrics-cert-key", "tls.key", "Metrics server key file name.")
+	o.Zap.BindFlags(fs)
+}
+
+// tlsOptions turn HTTP/2 off unless asked for, against the HTTP/2 Rapid Reset
+// and Stream Cancellation attacks (CVE-2023-44487, CVE-2023-39325).
+func (o *Options) tlsOptions() []func(*tls.Config) {
+	if o.EnableHTTP2 {
+		return nil
+	}
+	return []func(*tls.Config){func(c *tls.Config) { c.NextProtos = []string{"http/1.1"} }}
+}
+
+// WebhooksEnabled reports whether the admission webhooks are served: unless
+// ENABLE_WEBHOOKS is "false".
+func WebhooksEnabled() bool {
+	return !strings.EqualFold(os.Getenv("ENABLE_WEBHOOKS"), "false")
+}
