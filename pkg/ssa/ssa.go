@@ -1,0 +1,70 @@
+// Package ssa writes Kuvryn Sync objects with Server-Side Apply, so that each
+// controller owns exactly the fields it sets and managedFields shows who
+// wrote what.
+package ssa
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+)
+
+// ApplyStatus applies status as the whole status this field manager owns on
+// obj: fields left out are released by the manager, fields other managers own
+// are untouched. status is any value that marshals to the status object
+// (typically a map or a small struct with omitempty fields). The manager
+// forces ownership of what it writes, because each status field has exactly
+// one writer (DESIGN.md section 2).
+func ApplyStatus(ctx context.Context, c client.Client, obj client.Object, manager string, status any) error {
+	u, err := skeleton(c, obj)
+	if err != nil {
+		return err
+	}
+	raw, err := json.Marshal(status)
+	if err != nil {
+		return fmt.Errorf("encoding status of %s %s: %w", u.GetKind(), client.ObjectKeyFromObject(obj), err)
+	}
+	var m map[string]any
+	if err := json.Unmarshal(raw, &m); err != nil {
+		return err
+	}
+	u.Object["status"] = m
+	return c.Status().Apply(ctx, client.ApplyConfigurationFromUnstructured(u),
+		client.FieldOwner(manager), client.ForceOwnership)
+}
+
+// skeleton is obj's identity: apiVersion, kind, namespace and name.
+func skeleton(c client.Client, obj client.Object) (*unstructured.Unstructured, error) {
+	gvk, err := c.GroupVersionKindFor(obj)
+	if err != nil {
+		return nil, err
+	}
+	u := &unstructured.Unstructured{}
+	u.SetGroupVersionKind(gvk)
+	u.SetNamespace(obj.GetNamespace())
+	u.SetName(obj.GetName())
+	return u, nil
+}
+
+// Conditions returns the conditions of the given types from existing, with
+// update applied the way meta.SetStatusCondition does (LastTransitionTime
+// kept while the status does not change). A manager applies the result so
+// that it keeps owning only its own condition types.
+func Conditions(existing []metav1.Condition, types []string, update ...metav1.Condition) []metav1.Condition {
+	all := append([]metav1.Condition(nil), existing...)
+	for _, c := range update {
+		meta.SetStatusCondition(&all, c)
+	}
+	own := make([]metav1.Condition, 0, len(types))
+	for _, t := range types {
+		if c := meta.FindStatusCondition(all, t); c != nil {
+			own = append(own, *c)
+		}
+	}
+	return own
+}
