@@ -115,6 +115,7 @@ func checkKustomization(file string, data []byte) *Error {
 	add("crds", k.Crds...)
 	add("configurations", k.Configurations...)
 	add("openapi.path", k.OpenAPI["path"])
+	//lint:ignore SA1019 kustomizations in Git may still use it; its paths must be checked
 	for _, p := range k.PatchesStrategicMerge {
 		if !strings.Contains(string(p), "\n") {
 			// Not an inline patch.
@@ -124,6 +125,7 @@ func checkKustomization(file string, data []byte) *Error {
 	for _, p := range k.Patches {
 		add("patches.path", p.Path)
 	}
+	//lint:ignore SA1019 kustomizations in Git may still use it; its paths must be checked
 	for _, p := range k.PatchesJson6902 {
 		add("patchesJson6902.path", p.Path)
 	}
