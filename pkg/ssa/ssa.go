@@ -12,6 +12,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	syncv1 "github.com/kuvryn/kuvryn-sync/apis/v1alpha1"
 )
 
 // ApplyStatus applies status as the whole status this field manager owns on
@@ -67,4 +69,23 @@ func Conditions(existing []metav1.Condition, types []string, update ...metav1.Co
 		}
 	}
 	return own
+}
+
+// Condition builds a condition whose message is bounded by
+// syncv1.MaxMessageBytes, so status stays small whatever an error says.
+func Condition(conditionType string, ok bool, reason, message string, generation int64) metav1.Condition {
+	s := metav1.ConditionFalse
+	if ok {
+		s = metav1.ConditionTrue
+	}
+	return metav1.Condition{Type: conditionType, Status: s, Reason: reason,
+		Message: Truncate(message), ObservedGeneration: generation}
+}
+
+// Truncate bounds a message for status or an Event.
+func Truncate(s string) string {
+	if len(s) <= syncv1.MaxMessageBytes {
+		return s
+	}
+	return s[:syncv1.MaxMessageBytes-3] + "..."
 }

@@ -1,0 +1,184 @@
+// Package application renders each Application at its Repository's fetched
+// commit into a Revision: the rendered objects go, gzip'd, into a
+// desired-state Secret owned by the Revision, and the Application's
+// status.desiredRevision names it.
+package application
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/tools/events"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/builder"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/event"
+	"sigs.k8s.io/controller-runtime/pkg/handler"
+	"sigs.k8s.io/controller-runtime/pkg/predicate"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+
+	syncv1 "github.com/kuvryn/kuvryn-sync/apis/v1alpha1"
+	"github.com/kuvryn/kuvryn-sync/pkg/ssa"
+	"github.com/kuvryn/kuvryn-sync/services/source-controller/internal/chart"
+	"github.com/kuvryn/kuvryn-sync/services/source-controller/internal/gitrepo"
+	"github.com/kuvryn/kuvryn-sync/services/source-controller/internal/render"
+)
+
+// repositoryRefIndex indexes Applications by spec.source.repositoryRef.name.
+const repositoryRefIndex = ".spec.source.repositoryRef.name"
+
+// Reconciler renders Applications into Revisions.
+type Reconciler struct {
+	Client client.Client
+	// APIReader reads Secrets and ConfigMaps (keys, values, credentials)
+	// without caching every Secret in the cluster.
+	APIReader client.Reader
+	Git       *gitrepo.Cache
+	Charts    *chart.Puller
+	Events    events.EventRecorder
+	Now       func() time.Time
+}
+
+// SetupWithManager renders on Application spec changes and on new commits of
+// the Repository they refer to.
+func (r *Reconciler) SetupWithManager(ctx context.Context, mgr ctrl.Manager) error {
+	if r.Now == nil {
+		r.Now = time.Now
+	}
+	if err := mgr.GetFieldIndexer().IndexField(ctx, &syncv1.Application{}, repositoryRefIndex,
+		func(o client.Object) []string {
+			return []string{o.(*syncv1.Application).Spec.Source.RepositoryRef.Name}
+		}); err != nil {
+		return err
+	}
+	return ctrl.NewControllerManagedBy(mgr).
+		For(&syncv1.Application{}, builder.WithPredicates(predicate.GenerationChangedPredicate{})).
+		Watches(&syncv1.Repository{}, handler.EnqueueRequestsFromMapFunc(r.applicationsOf),
+			builder.WithPredicates(artifactChanged{})).
+		Named("application-render").
+		Complete(r)
+}
+
+// applicationsOf maps a Repository to the Applications that render from it.
+func (r *Reconciler) applicationsOf(ctx context.Context, o client.Object) []reconcile.Request {
+	var apps syncv1.ApplicationList
+	if err := r.Client.List(ctx, &apps, client.InNamespace(o.GetNamespace()),
+		client.MatchingFields{repositoryRefIndex: o.GetName()}); err != nil {
+		return nil
+	}
+	reqs := make([]reconcile.Request, 0, len(apps.Items))
+	for _, a := range apps.Items {
+		reqs = append(reqs, reconcile.Request{NamespacedName: client.ObjectKeyFromObject(&a)})
+	}
+	return reqs
+}
+
+// artifactChanged passes Repository events whose fetched commit changed.
+type artifactChanged struct{ predicate.Funcs }
+
+func (artifactChanged) Update(e event.UpdateEvent) bool {
+	commit := func(o client.Object) string {
+		if a := o.(*syncv1.Repository).Status.Artifact; a != nil {
+			return a.Commit
+		}
+		return ""
+	}
+	return commit(e.ObjectOld) != commit(e.ObjectNew)
+}
+
+// status is the part of Application status this controller writes.
+type status struct {
+	DesiredRevision string             `json:"desiredRevision,omitempty"`
+	SourceCommit    string             `json:"sourceCommit,omitempty"`
+	Conditions      []metav1.Condition `json:"conditions"`
+}
+
+// Reconcile renders the Application at its Repository's commit unless that
+// commit and this generation were rendered already.
+func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
+	app := &syncv1.Application{}
+	if err := r.Client.Get(ctx, req.NamespacedName, app); err != nil {
+		return ctrl.Result{}, client.IgnoreNotFound(err)
+	}
+	repo := &syncv1.Repository{}
+	repoKey := client.ObjectKey{Namespace: app.Namespace, Name: app.Spec.Source.RepositoryRef.Name}
+	if err := r.Client.Get(ctx, repoKey, repo); err != nil {
+		if client.IgnoreNotFound(err) != nil {
+			return ctrl.Result{}, err
+		}
+		return ctrl.Result{}, r.record(ctx, app, nil, waiting(app, fmt.Sprintf(
+			"spec.source.repositoryRef: Repository %q not found in namespace %s", repoKey.Name, app.Namespace)))
+	}
+	if repo.Status.Artifact == nil {
+		return ctrl.Result{}, r.record(ctx, app, nil, waiting(app, fmt.Sprintf("waiting for Repository %q to fetch", repo.Name)))
+	}
+	commit := repo.Status.Artifact.Commit
+	if rendered(app, commit) {
+		return ctrl.Result{}, nil
+	}
+
+	out, err := r.render(ctx, app, repo)
+	if err != nil {
+		reason := syncv1.ReasonRenderFailed
+		var re *render.Error
+		var ie *inputError
+		switch {
+		case errors.As(err, &re):
+			reason = re.Reason
+		case errors.As(err, &ie):
+			reason = ie.reason
+		}
+		msg := fmt.Sprintf("commit %s: %s", short(commit), err)
+		r.Events.Eventf(app, nil, corev1.EventTypeWarning, reason, "Render", "%s", ssa.Truncate(msg))
+		return ctrl.Result{}, r.record(ctx, app, nil, renderedCondition(app, false, reason, msg))
+	}
+	rev, created, err := r.ensureRevision(ctx, app, commit, out)
+	if err != nil {
+		return ctrl.Result{}, err
+	}
+	if created || app.Status.DesiredRevision != rev.Name {
+		r.Events.Eventf(app, rev, corev1.EventTypeNormal, syncv1.ReasonSucceeded, "Render",
+			"rendered %d objects from commit %s as Revision %s", len(out.objects), short(commit), rev.Name)
+	}
+	msg := fmt.Sprintf("rendered %d objects from commit %s as Revision %s", len(out.objects), short(commit), rev.Name)
+	return ctrl.Result{}, r.record(ctx, app, &status{DesiredRevision: rev.Name, SourceCommit: commit},
+		renderedCondition(app, true, syncv1.ReasonSucceeded, msg))
+}
+
+// rendered reports whether this generation was rendered at commit already.
+func rendered(app *syncv1.Application, commit string) bool {
+	c := meta.FindStatusCondition(app.Status.Conditions, syncv1.ConditionRendered)
+	return c != nil && c.Status == metav1.ConditionTrue && c.ObservedGeneration == app.Generation &&
+		app.Status.SourceCommit == commit && app.Status.DesiredRevision != ""
+}
+
+// record writes the Rendered condition and, after a successful render, the
+// desired Revision. A failed render keeps the previous desired Revision, so
+// nothing new is applied.
+func (r *Reconciler) record(ctx context.Context, app *syncv1.Application, st *status, c metav1.Condition) error {
+	if st == nil {
+		st = &status{DesiredRevision: app.Status.DesiredRevision, SourceCommit: app.Status.SourceCommit}
+	}
+	st.Conditions = ssa.Conditions(app.Status.Conditions, []string{syncv1.ConditionRendered}, c)
+	return ssa.ApplyStatus(ctx, r.Client, app, syncv1.FieldManagerSource, st)
+}
+
+func waiting(app *syncv1.Application, msg string) metav1.Condition {
+	return ssa.Condition(syncv1.ConditionRendered, false, syncv1.ReasonProgressing, msg, app.Generation)
+}
+
+func renderedCondition(app *syncv1.Application, ok bool, reason, msg string) metav1.Condition {
+	return ssa.Condition(syncv1.ConditionRendered, ok, reason, msg, app.Generation)
+}
+
+func short(commit string) string {
+	if len(commit) > 12 {
+		return commit[:12]
+	}
+	return commit
+}

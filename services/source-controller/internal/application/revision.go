@@ -1,0 +1,117 @@
+package application
+
+import (
+	"context"
+	"fmt"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	syncv1 "github.com/kuvryn/kuvryn-sync/apis/v1alpha1"
+	"github.com/kuvryn/kuvryn-sync/pkg/desiredstate"
+	"github.com/kuvryn/kuvryn-sync/pkg/ssa"
+)
+
+// maxDesiredStateBytes keeps the desired-state Secret under the API
+// server's object size limit with room for metadata.
+const maxDesiredStateBytes = 900 << 10
+
+// revisionStatus is the part of Revision status this controller writes.
+type revisionStatus struct {
+	Source     *syncv1.RevisionSource `json:"source"`
+	Conditions []metav1.Condition     `json:"conditions"`
+}
+
+// ensureRevision makes sure the Revision named after the desired-state
+// digest exists with its desired-state Secret, and records the newest
+// commit that rendered it. Rendering the same content again, from this or
+// another commit, reuses the Revision.
+func (r *Reconciler) ensureRevision(ctx context.Context, app *syncv1.Application, commit string, out *output) (*syncv1.Revision, bool, error) {
+	data, digest, err := desiredstate.Encode(out.objects)
+	if err != nil {
+		return nil, false, err
+	}
+	if len(data) > maxDesiredStateBytes {
+		return nil, false, fmt.Errorf("Application %s/%s: rendered objects are %d bytes compressed, over the %d-byte desired-state limit",
+			app.Namespace, app.Name, len(data), maxDesiredStateBytes)
+	}
+	name := desiredstate.RevisionName(app.Name, digest)
+	rev := &syncv1.Revision{}
+	created := false
+	err = r.Client.Get(ctx, client.ObjectKey{Namespace: app.Namespace, Name: name}, rev)
+	if apierrors.IsNotFound(err) {
+		rev = &syncv1.Revision{
+			ObjectMeta: metav1.ObjectMeta{
+				Name: name, Namespace: app.Namespace,
+				Labels:          map[string]string{syncv1.ApplicationLabel: app.Name},
+				OwnerReferences: []metav1.OwnerReference{*metav1.NewControllerRef(app, syncv1.GroupVersion.WithKind("Application"))},
+			},
+			Spec: syncv1.RevisionSpec{
+				ApplicationName: app.Name,
+				DesiredState:    syncv1.DesiredStateRef{SecretName: name, Digest: digest, Objects: int32(len(out.objects))},
+			},
+		}
+		if err := r.Client.Create(ctx, rev); err != nil && !apierrors.IsAlreadyExists(err) {
+			return nil, false, err
+		}
+		if err := r.Client.Get(ctx, client.ObjectKeyFromObject(rev), rev); err != nil {
+			// The cache may not have seen the Revision yet; read it directly.
+			if err := r.APIReader.Get(ctx, client.ObjectKeyFromObject(rev), rev); err != nil {
+				return nil, false, err
+			}
+		}
+		created = true
+	} else if err != nil {
+		return nil, false, err
+	}
+	if err := r.ensureDesiredState(ctx, rev, data); err != nil {
+		return nil, false, err
+	}
+	if s := rev.Status.Source; s == nil || s.Commit != commit || !sameChart(s.Chart, out.chart) {
+		st := revisionStatus{
+			Source: &syncv1.RevisionSource{Commit: commit, RenderedAt: metav1.NewTime(r.Now()), Chart: out.chart},
+			Conditions: ssa.Conditions(rev.Status.Conditions, []string{syncv1.ConditionRendered}, metav1.Condition{
+				Type: syncv1.ConditionRendered, Status: metav1.ConditionTrue, Reason: syncv1.ReasonSucceeded,
+				Message: fmt.Sprintf("rendered from commit %s", commit),
+			}),
+		}
+		if err := ssa.ApplyStatus(ctx, r.Client, rev, syncv1.FieldManagerSource, st); err != nil {
+			return nil, false, err
+		}
+	}
+	return rev, created, nil
+}
+
+// ensureDesiredState creates the Revision's desired-state Secret if it is
+// missing (a first render, or a crash between creating the Revision and the
+// Secret). Its content is fixed by the Revision's name, so an existing one
+// is never rewritten.
+func (r *Reconciler) ensureDesiredState(ctx context.Context, rev *syncv1.Revision, data []byte) error {
+	secret := &corev1.Secret{}
+	err := r.APIReader.Get(ctx, client.ObjectKey{Namespace: rev.Namespace, Name: rev.Spec.DesiredState.SecretName}, secret)
+	if err == nil || !apierrors.IsNotFound(err) {
+		return err
+	}
+	secret = &corev1.Secret{
+		ObjectMeta: metav1.ObjectMeta{
+			Name: rev.Spec.DesiredState.SecretName, Namespace: rev.Namespace,
+			Labels:          map[string]string{syncv1.ApplicationLabel: rev.Spec.ApplicationName},
+			OwnerReferences: []metav1.OwnerReference{*metav1.NewControllerRef(rev, syncv1.GroupVersion.WithKind("Revision"))},
+		},
+		Type: syncv1.DesiredStateSecretType,
+		Data: map[string][]byte{desiredstate.DataKey: data},
+	}
+	if err := r.Client.Create(ctx, secret); err != nil && !apierrors.IsAlreadyExists(err) {
+		return err
+	}
+	return nil
+}
+
+func sameChart(a, b *syncv1.ChartArtifact) bool {
+	if a == nil || b == nil {
+		return a == b
+	}
+	return *a == *b
+}

@@ -1,0 +1,37 @@
+// Package controller wires the source-controller's reconcilers and cache
+// pruner into a manager.
+package controller
+
+import (
+	"context"
+	"path/filepath"
+
+	ctrl "sigs.k8s.io/controller-runtime"
+
+	syncv1 "github.com/kuvryn/kuvryn-sync/apis/v1alpha1"
+	"github.com/kuvryn/kuvryn-sync/services/source-controller/internal/application"
+	"github.com/kuvryn/kuvryn-sync/services/source-controller/internal/cachepruner"
+	"github.com/kuvryn/kuvryn-sync/services/source-controller/internal/chart"
+	"github.com/kuvryn/kuvryn-sync/services/source-controller/internal/gitrepo"
+	"github.com/kuvryn/kuvryn-sync/services/source-controller/internal/repository"
+)
+
+// Setup adds the source-controller's controllers and cache pruner to mgr.
+func Setup(ctx context.Context, mgr ctrl.Manager, cacheDir string) error {
+	git := &gitrepo.Cache{Dir: filepath.Join(cacheDir, "git")}
+	charts := &chart.Puller{Dir: filepath.Join(cacheDir, "charts")}
+	recorder := mgr.GetEventRecorder(syncv1.FieldManagerSource)
+	if err := (&repository.Reconciler{
+		Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(), Git: git, Events: recorder,
+	}).SetupWithManager(mgr); err != nil {
+		return err
+	}
+	if err := (&application.Reconciler{
+		Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(), Git: git, Charts: charts, Events: recorder,
+	}).SetupWithManager(ctx, mgr); err != nil {
+		return err
+	}
+	return mgr.Add(&cachepruner.Pruner{
+		Client: mgr.GetClient(), Git: git, Charts: charts, Log: ctrl.Log.WithName("source-cache"),
+	})
+}

@@ -1,0 +1,162 @@
+// Package repository reconciles Repositories: fetch the followed revision
+// into the source cache, then discover the Applications its .ksync.yaml
+// files declare.
+package repository
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/tools/events"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/builder"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/event"
+	"sigs.k8s.io/controller-runtime/pkg/log"
+	"sigs.k8s.io/controller-runtime/pkg/predicate"
+
+	syncv1 "github.com/kuvryn/kuvryn-sync/apis/v1alpha1"
+	"github.com/kuvryn/kuvryn-sync/pkg/ssa"
+	"github.com/kuvryn/kuvryn-sync/services/source-controller/internal/gitrepo"
+)
+
+// DefaultPollInterval applies when a Repository sets none.
+const DefaultPollInterval = time.Minute
+
+// conditionTypes are the Repository conditions the source-controller owns.
+var conditionTypes = []string{syncv1.ConditionReady, syncv1.ConditionFetched, syncv1.ConditionApplicationsDiscovered}
+
+// Reconciler fetches Repositories and discovers their Applications.
+type Reconciler struct {
+	Client client.Client
+	// APIReader reads credential Secrets without caching every Secret.
+	APIReader client.Reader
+	Git       *gitrepo.Cache
+	Events    events.EventRecorder
+	Now       func() time.Time
+}
+
+// SetupWithManager watches Repositories for spec changes and for the
+// reconcile-requested-at annotation the push webhook receiver stamps.
+func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
+	if r.Now == nil {
+		r.Now = time.Now
+	}
+	return ctrl.NewControllerManagedBy(mgr).
+		For(&syncv1.Repository{}, builder.WithPredicates(predicate.Or(
+			predicate.GenerationChangedPredicate{}, predicate.AnnotationChangedPredicate{}))).
+		// A discovered Application deleted by hand is applied again.
+		Owns(&syncv1.Application{}, builder.WithPredicates(predicate.Funcs{
+			CreateFunc: func(event.CreateEvent) bool { return false },
+			UpdateFunc: func(event.UpdateEvent) bool { return false },
+		})).
+		Named("repository").
+		Complete(r)
+}
+
+// status is the part of Repository status this controller writes.
+type status struct {
+	ObservedGeneration     int64              `json:"observedGeneration"`
+	Conditions             []metav1.Condition `json:"conditions"`
+	Artifact               *syncv1.Artifact   `json:"artifact,omitempty"`
+	LastHandledReconcileAt string             `json:"lastHandledReconcileAt,omitempty"`
+	DiscoveredApplications int32              `json:"discoveredApplications"`
+}
+
+// Reconcile fetches, discovers and records the outcome in status.
+func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
+	repo := &syncv1.Repository{}
+	if err := r.Client.Get(ctx, req.NamespacedName, repo); err != nil {
+		return ctrl.Result{}, client.IgnoreNotFound(err)
+	}
+	st := status{
+		ObservedGeneration:     repo.Generation,
+		Artifact:               repo.Status.Artifact,
+		LastHandledReconcileAt: repo.Annotations[syncv1.ReconcileRequestedAtAnnotation],
+		DiscoveredApplications: repo.Status.DiscoveredApplications,
+	}
+	var updates []metav1.Condition
+	fetchedBefore := ""
+	if repo.Status.Artifact != nil {
+		fetchedBefore = repo.Status.Artifact.Commit
+	}
+
+	fetchErr := r.fetch(ctx, repo, &st)
+	if fetchErr != nil {
+		reason := syncv1.ReasonFetchFailed
+		if errors.Is(fetchErr, gitrepo.ErrCredentialsRefused) {
+			reason = syncv1.ReasonCredentialsRefused
+		}
+		updates = append(updates,
+			ssa.Condition(syncv1.ConditionFetched, false, reason, fetchErr.Error(), repo.Generation),
+			ssa.Condition(syncv1.ConditionReady, false, reason, fetchErr.Error(), repo.Generation))
+		r.Events.Eventf(repo, nil, corev1.EventTypeWarning, reason, "Fetch", "%s", ssa.Truncate(fetchErr.Error()))
+	} else {
+		msg := fmt.Sprintf("fetched %s at %s", st.Artifact.Revision, st.Artifact.Commit)
+		updates = append(updates, ssa.Condition(syncv1.ConditionFetched, true, syncv1.ReasonSucceeded, msg, repo.Generation))
+		n, err := r.discover(ctx, repo, st.Artifact.Commit, fetchedBefore)
+		if err != nil {
+			updates = append(updates,
+				ssa.Condition(syncv1.ConditionApplicationsDiscovered, false, syncv1.ReasonDiscoveryFailed, err.Error(), repo.Generation),
+				ssa.Condition(syncv1.ConditionReady, false, syncv1.ReasonDiscoveryFailed, err.Error(), repo.Generation))
+			r.Events.Eventf(repo, nil, corev1.EventTypeWarning, syncv1.ReasonDiscoveryFailed, "Discover", "%s", ssa.Truncate(err.Error()))
+		} else {
+			st.DiscoveredApplications = n
+			updates = append(updates,
+				ssa.Condition(syncv1.ConditionApplicationsDiscovered, true, syncv1.ReasonSucceeded, fmt.Sprintf("%d Applications declared", n), repo.Generation),
+				ssa.Condition(syncv1.ConditionReady, true, syncv1.ReasonSucceeded, msg, repo.Generation))
+		}
+	}
+	st.Conditions = ssa.Conditions(repo.Status.Conditions, conditionTypes, updates...)
+	if err := ssa.ApplyStatus(ctx, r.Client, repo, syncv1.FieldManagerSource, st); err != nil {
+		return ctrl.Result{}, err
+	}
+	return ctrl.Result{RequeueAfter: pollInterval(repo)}, nil
+}
+
+// fetch brings the clone up to date and records the resolved commit. The
+// artifact's fetchedAt moves only when the commit does, so polling an
+// unchanged branch writes nothing.
+func (r *Reconciler) fetch(ctx context.Context, repo *syncv1.Repository, st *status) error {
+	var auth *gitrepo.Auth
+	if ref := repo.Spec.Git.SecretRef; ref != nil {
+		secret := &corev1.Secret{}
+		if err := r.APIReader.Get(ctx, client.ObjectKey{Namespace: repo.Namespace, Name: ref.Name}, secret); err != nil {
+			if apierrors.IsNotFound(err) {
+				return fmt.Errorf("Repository %s/%s: spec.git.secretRef: Secret %q not found: %w", repo.Namespace, repo.Name, ref.Name, gitrepo.ErrCredentialsRefused)
+			}
+			return err
+		}
+		a, err := gitrepo.AuthFromSecret(secret)
+		if err != nil {
+			return fmt.Errorf("Repository %s/%s: spec.git.secretRef: %w", repo.Namespace, repo.Name, err)
+		}
+		auth = a
+	}
+	revision := repo.Spec.Git.Revision
+	if revision == "" {
+		revision = gitrepo.DefaultRevision
+	}
+	key := gitrepo.RepoKey{Namespace: repo.Namespace, Name: repo.Name}
+	res, err := r.Git.Fetch(ctx, key, repo.Spec.Git.URL, auth, revision)
+	if err != nil {
+		return err
+	}
+	if st.Artifact == nil || st.Artifact.Commit != res.Commit || st.Artifact.Revision != res.Ref {
+		st.Artifact = &syncv1.Artifact{Revision: res.Ref, Commit: res.Commit, FetchedAt: metav1.NewTime(r.Now())}
+		log.FromContext(ctx).Info("fetched new commit", "revision", res.Ref, "commit", res.Commit)
+	}
+	return nil
+}
+
+func pollInterval(repo *syncv1.Repository) time.Duration {
+	if repo.Spec.PollInterval != nil && repo.Spec.PollInterval.Duration > 0 {
+		return repo.Spec.PollInterval.Duration
+	}
+	return DefaultPollInterval
+}

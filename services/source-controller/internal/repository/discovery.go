@@ -1,0 +1,145 @@
+package repository
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/log"
+
+	syncv1 "github.com/kuvryn/kuvryn-sync/apis/v1alpha1"
+	"github.com/kuvryn/kuvryn-sync/services/source-controller/internal/discovery"
+	"github.com/kuvryn/kuvryn-sync/services/source-controller/internal/gitrepo"
+)
+
+// maxConfigBytes bounds one .ksync.yaml file.
+const maxConfigBytes = 1 << 20
+
+// discover applies the Applications declared at commit and deletes the ones
+// this Repository discovered before that Git no longer declares. It does
+// nothing when neither the commit nor the Repository's spec changed since
+// the last successful discovery.
+func (r *Reconciler) discover(ctx context.Context, repo *syncv1.Repository, commit, fetchedBefore string) (int32, error) {
+	if c := meta.FindStatusCondition(repo.Status.Conditions, syncv1.ConditionApplicationsDiscovered); c != nil &&
+		c.Status == metav1.ConditionTrue && c.ObservedGeneration == repo.Generation && commit == fetchedBefore {
+		return repo.Status.DiscoveredApplications, nil
+	}
+	key := gitrepo.RepoKey{Namespace: repo.Namespace, Name: repo.Name}
+	dir, err := r.Git.Checkout(ctx, key, commit)
+	if err != nil {
+		return 0, err
+	}
+	paths := discovery.Paths(repo)
+	files, err := readConfigs(dir, paths)
+	if err != nil {
+		return 0, err
+	}
+	apps, err := discovery.Parse(repo.Namespace, repo.Name, paths, files)
+	if err != nil {
+		return 0, err
+	}
+	declared := map[string]bool{}
+	for _, a := range apps {
+		declared[a.Name] = true
+		if err := r.applyApplication(ctx, repo, a); err != nil {
+			return 0, err
+		}
+	}
+	return int32(len(apps)), r.pruneApplications(ctx, repo, declared)
+}
+
+// readConfigs reads the configured files inside the checkout through os.Root,
+// so a symlink cannot lead the read outside the repository.
+func readConfigs(dir string, paths []string) (map[string][]byte, error) {
+	root, err := os.OpenRoot(dir)
+	if err != nil {
+		return nil, err
+	}
+	defer root.Close()
+	files := map[string][]byte{}
+	for _, p := range paths {
+		f, err := root.Open(p)
+		if errors.Is(err, fs.ErrNotExist) {
+			continue
+		}
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", p, err)
+		}
+		data, err := io.ReadAll(io.LimitReader(f, maxConfigBytes+1))
+		f.Close()
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", p, err)
+		}
+		if len(data) > maxConfigBytes {
+			return nil, fmt.Errorf("%s: larger than %d bytes", p, maxConfigBytes)
+		}
+		files[p] = data
+	}
+	return files, nil
+}
+
+// applyApplication writes one discovered Application with Server-Side Apply
+// as kuvryn-source, controlled by the Repository so that deleting the
+// Repository deletes it. An Application of the same name that this
+// Repository did not discover is left alone and reported.
+func (r *Reconciler) applyApplication(ctx context.Context, repo *syncv1.Repository, a discovery.Application) error {
+	existing := &syncv1.Application{}
+	err := r.Client.Get(ctx, client.ObjectKey{Namespace: repo.Namespace, Name: a.Name}, existing)
+	switch {
+	case apierrors.IsNotFound(err):
+	case err != nil:
+		return err
+	case existing.Labels[syncv1.RepositoryLabel] != repo.Name:
+		return fmt.Errorf("%s: Application %q already exists and was not discovered from this Repository; rename one of them", a.File, a.Name)
+	}
+	app := &syncv1.Application{
+		TypeMeta: metav1.TypeMeta{APIVersion: syncv1.GroupVersion.String(), Kind: "Application"},
+		ObjectMeta: metav1.ObjectMeta{
+			Name: a.Name, Namespace: repo.Namespace, Labels: a.Labels, Annotations: a.Annotations,
+			OwnerReferences: []metav1.OwnerReference{*metav1.NewControllerRef(repo, syncv1.GroupVersion.WithKind("Repository"))},
+		},
+		Spec: a.Spec,
+	}
+	obj, err := runtime.DefaultUnstructuredConverter.ToUnstructured(app)
+	if err != nil {
+		return err
+	}
+	u := &unstructured.Unstructured{Object: obj}
+	unstructured.RemoveNestedField(u.Object, "status")
+	unstructured.RemoveNestedField(u.Object, "metadata", "creationTimestamp")
+	if err := r.Client.Apply(ctx, client.ApplyConfigurationFromUnstructured(u),
+		client.FieldOwner(syncv1.FieldManagerSource), client.ForceOwnership); err != nil {
+		return fmt.Errorf("%s: Application %q: %w", a.File, a.Name, err)
+	}
+	return nil
+}
+
+// pruneApplications deletes Applications this Repository discovered earlier
+// that Git no longer declares.
+func (r *Reconciler) pruneApplications(ctx context.Context, repo *syncv1.Repository, declared map[string]bool) error {
+	var list syncv1.ApplicationList
+	if err := r.Client.List(ctx, &list, client.InNamespace(repo.Namespace),
+		client.MatchingLabels{syncv1.RepositoryLabel: repo.Name}); err != nil {
+		return err
+	}
+	for i := range list.Items {
+		app := &list.Items[i]
+		if declared[app.Name] || !metav1.IsControlledBy(app, repo) {
+			continue
+		}
+		if err := r.Client.Delete(ctx, app); client.IgnoreNotFound(err) != nil {
+			return fmt.Errorf("pruning Application %q removed from Git: %w", app.Name, err)
+		}
+		log.FromContext(ctx).Info("pruned Application removed from Git", "application", app.Name)
+	}
+	return nil
+}
