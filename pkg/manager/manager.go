@@ -12,6 +12,7 @@ import (
 	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/clientcmd"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/certwatcher"
 	"sigs.k8s.io/controller-runtime/pkg/healthz"
@@ -53,11 +54,18 @@ func New(svc Service, args []string) (ctrl.Manager, error) {
 		return nil, err
 	}
 	ctrl.SetLogger(zap.New(zap.UseFlagOptions(&o.Zap)))
-	cfg, err := ctrl.GetConfig()
+	cfg, err := restConfig(o.Kubeconfig)
 	if err != nil {
 		return nil, fmt.Errorf("loading kubeconfig: %w", err)
 	}
 	return NewWithOptions(svc, o, cfg)
+}
+
+func restConfig(kubeconfig string) (*rest.Config, error) {
+	if kubeconfig != "" {
+		return clientcmd.BuildConfigFromFlags("", kubeconfig)
+	}
+	return ctrl.GetConfig()
 }
 
 // NewWithOptions builds the manager from already parsed options.

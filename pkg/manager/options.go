@@ -28,6 +28,10 @@ type Options struct {
 	MetricsCertName string
 	MetricsCertKey  string
 
+	// Kubeconfig is the kubeconfig file to use; empty uses KUBECONFIG or
+	// the in-cluster configuration.
+	Kubeconfig string
+
 	Zap zap.Options
 }
 
@@ -49,6 +53,7 @@ func (o *Options) BindFlags(fs *flag.FlagSet) {
 	fs.StringVar(&o.MetricsCertPath, "metrics-cert-path", "", "Directory holding the metrics server certificate.")
 	fs.StringVar(&o.MetricsCertName, "metrics-cert-name", "tls.crt", "Metrics server certificate file name.")
 	fs.StringVar(&o.MetricsCertKey, "metrics-cert-key", "tls.key", "Metrics server key file name.")
+	fs.StringVar(&o.Kubeconfig, "kubeconfig", "", "Kubeconfig file; empty uses KUBECONFIG or the in-cluster configuration.")
 	o.Zap.BindFlags(fs)
 }
 
