@@ -1,0 +1,127 @@
+// Package scenarios runs Kuvryn Sync end to end: every service its own
+// process with its own ServiceAccount, on the local control plane, against a
+// Git server on loopback.
+package scenarios_test
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	syncv1 "github.com/kuvryn/kuvryn-sync/apis/v1alpha1"
+	"github.com/kuvryn/kuvryn-sync/e2e/harness"
+)
+
+var env *harness.Env
+
+func TestMain(m *testing.M) {
+	os.Exit(run(m))
+}
+
+func run(m *testing.M) int {
+	dir, err := os.MkdirTemp("", "kuvryn-e2e-")
+	if err != nil {
+		fmt.Println(err)
+		return 1
+	}
+	defer os.RemoveAll(dir)
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	env, err = harness.Start(ctx, harness.Options{Dir: dir})
+	if err != nil {
+		cancel()
+		fmt.Println("starting the e2e environment:", err)
+		return 1
+	}
+	defer env.Stop()
+	_, err = env.StartService(ctx, "source-controller", "--source-cache-dir="+filepath.Join(dir, "cache"))
+	if err == nil {
+		_, err = env.StartService(ctx, "sync-controller")
+	}
+	cancel()
+	if err != nil {
+		fmt.Println(err)
+		return 1
+	}
+	code := m.Run()
+	if code != 0 {
+		fmt.Println(env.Logs(80))
+	}
+	return code
+}
+
+// namespace creates a namespace with the "deployer" ServiceAccount.
+func namespace(t *testing.T, name string) string {
+	t.Helper()
+	if err := env.Namespace(t.Context(), name); err != nil {
+		t.Fatal(err)
+	}
+	return name
+}
+
+// eventually polls cond, failing early when a service process exits.
+func eventually(t *testing.T, timeout time.Duration, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(timeout)
+	for !cond() {
+		if err := env.Exited(); err != nil {
+			t.Fatalf("waiting for %s: %v", what, err)
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out after %s waiting for %s", timeout, what)
+		}
+		time.Sleep(300 * time.Millisecond)
+	}
+}
+
+func get[T client.Object](t *testing.T, obj T, ns, name string) T {
+	t.Helper()
+	if err := env.Client.Get(t.Context(), client.ObjectKey{Namespace: ns, Name: name}, obj); err != nil {
+		t.Fatal(err)
+	}
+	return obj
+}
+
+// repository serves a Git repository with files and creates a Repository
+// polling it every few seconds.
+func repository(t *testing.T, ns, name string, files map[string]string) *syncv1.Repository {
+	t.Helper()
+	r, err := env.Git.CreateRepo(ns + "-" + name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := r.Commit(files, "initial"); err != nil {
+		t.Fatal(err)
+	}
+	repo := &syncv1.Repository{
+		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns},
+		Spec: syncv1.RepositorySpec{
+			Git:          syncv1.GitSource{URL: r.URL()},
+			PollInterval: &metav1.Duration{Duration: 5 * time.Second},
+		},
+	}
+	if err := env.Client.Create(t.Context(), repo); err != nil {
+		t.Fatal(err)
+	}
+	return repo
+}
+
+func hasWarning(t *testing.T, ns, reason string) bool {
+	t.Helper()
+	var events corev1.EventList
+	if err := env.Client.List(t.Context(), &events, client.InNamespace(ns)); err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range events.Items {
+		if e.Type == corev1.EventTypeWarning && e.Reason == reason {
+			return true
+		}
+	}
+	return false
+}
