@@ -1,15 +1,22 @@
 package controller_test
 
 import (
+	"bytes"
 	"context"
 	"fmt"
+	"math"
 	"os"
+	"sync"
 	"testing"
 	"time"
 
+	"go.uber.org/zap/zapcore"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/klog/v2"
+	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 
 	syncv1 "github.com/kuvryn/kuvryn-sync/apis/v1alpha1"
 	"github.com/kuvryn/kuvryn-sync/pkg/controlplane"
@@ -22,13 +29,39 @@ var (
 	k8s      client.Client
 	git      *testgit.Server
 	cacheDir string
+	// logs holds every line the manager logs, at every verbosity, and what
+	// client-go logs through klog, so tests can assert what never appears
+	// in them.
+	logs lockedBuffer
 )
+
+// lockedBuffer is a bytes.Buffer safe for the manager's concurrent writers.
+type lockedBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *lockedBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *lockedBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
+}
 
 func TestMain(m *testing.M) {
 	os.Exit(run(m))
 }
 
 func run(m *testing.M) int {
+	logger := zap.New(zap.WriteTo(&logs), zap.Level(zapcore.Level(math.MinInt8)))
+	ctrl.SetLogger(logger)
+	klog.SetLogger(logger)
+
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	startCtx, startCancel := context.WithTimeout(ctx, 2*time.Minute)
