@@ -5,8 +5,10 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"net"
 	"os"
 	"path/filepath"
+	"strconv"
 
 	"k8s.io/apimachinery/pkg/runtime"
 	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
@@ -72,7 +74,11 @@ func restConfig(kubeconfig string) (*rest.Config, error) {
 func NewWithOptions(svc Service, o Options, cfg *rest.Config) (ctrl.Manager, error) {
 	tlsOpts := o.tlsOptions()
 
-	webhookOpts := webhook.Options{TLSOpts: tlsOpts}
+	host, port, err := splitHostPort(o.WebhookBindAddress)
+	if err != nil {
+		return nil, fmt.Errorf("--webhook-bind-address: %w", err)
+	}
+	webhookOpts := webhook.Options{TLSOpts: tlsOpts, Host: host, Port: port}
 	var watchers []*certwatcher.CertWatcher
 	if o.WebhookCertPath != "" {
 		w, err := certwatcher.New(filepath.Join(o.WebhookCertPath, o.WebhookCertName),
@@ -125,6 +131,21 @@ func NewWithOptions(svc Service, o Options, cfg *rest.Config) (ctrl.Manager, err
 		return nil, err
 	}
 	return mgr, nil
+}
+
+func splitHostPort(addr string) (string, int, error) {
+	if addr == "" {
+		addr = ":9443"
+	}
+	host, p, err := net.SplitHostPort(addr)
+	if err != nil {
+		return "", 0, err
+	}
+	port, err := strconv.Atoi(p)
+	if err != nil {
+		return "", 0, fmt.Errorf("port %q: %w", p, err)
+	}
+	return host, port, nil
 }
 
 // useCertificate serves the watched certificate, so a rotated one is picked up

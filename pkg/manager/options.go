@@ -20,9 +20,10 @@ type Options struct {
 	LeaderElect            bool
 	EnableHTTP2            bool
 
-	WebhookCertPath string
-	WebhookCertName string
-	WebhookCertKey  string
+	WebhookBindAddress string
+	WebhookCertPath    string
+	WebhookCertName    string
+	WebhookCertKey     string
 
 	MetricsCertPath string
 	MetricsCertName string
@@ -47,6 +48,7 @@ func (o *Options) BindFlags(fs *flag.FlagSet) {
 		"Elect a leader so that only one replica reconciles at a time.")
 	fs.BoolVar(&o.EnableHTTP2, "enable-http2", false,
 		"Enable HTTP/2 for the metrics and webhook servers.")
+	fs.StringVar(&o.WebhookBindAddress, "webhook-bind-address", ":9443", "Address of the admission webhook server.")
 	fs.StringVar(&o.WebhookCertPath, "webhook-cert-path", "", "Directory holding the webhook certificate.")
 	fs.StringVar(&o.WebhookCertName, "webhook-cert-name", "tls.crt", "Webhook certificate file name.")
 	fs.StringVar(&o.WebhookCertKey, "webhook-cert-key", "tls.key", "Webhook key file name.")
