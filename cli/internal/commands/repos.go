@@ -1,0 +1,64 @@
+package commands
+
+import (
+	"fmt"
+	"sort"
+
+	"github.com/urfave/cli/v2"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	syncv1 "github.com/kuvryn/kuvryn-sync/apis/v1alpha1"
+	"github.com/kuvryn/kuvryn-sync/cli/internal/printers"
+)
+
+func reposCommand(e *env) *cli.Command {
+	formats := []string{outputTable, outputWide, outputJSON, outputYAML}
+	return &cli.Command{
+		Name:      "repos",
+		Aliases:   []string{"repositories"},
+		Usage:     "list Repositories: URL, revision, fetched commit, Ready",
+		ArgsUsage: " ",
+		Flags:     append(clusterFlags(), allNamespacesFlag(), outputFlag(formats...)),
+		Action: func(c *cli.Context) error {
+			if c.NArg() > 0 {
+				return usageError{fmt.Errorf("repos takes no arguments, got %q; use -n or -A to choose namespaces", c.Args().Slice())}
+			}
+			format, err := output(c, formats...)
+			if err != nil {
+				return err
+			}
+			k8s, namespace, err := e.connect(c)
+			if err != nil {
+				return err
+			}
+			all := c.Bool(flagAllNamespaces)
+			list := &syncv1.RepositoryList{}
+			var opts []client.ListOption
+			if !all {
+				opts = append(opts, client.InNamespace(namespace))
+			}
+			if err := k8s.List(c.Context, list, opts...); err != nil {
+				return fmt.Errorf("listing Repositories in %s: %w", scope(namespace, all), err)
+			}
+			sort.Slice(list.Items, func(i, j int) bool {
+				a, b := list.Items[i], list.Items[j]
+				return a.Namespace < b.Namespace || (a.Namespace == b.Namespace && a.Name < b.Name)
+			})
+
+			switch format {
+			case outputJSON, outputYAML:
+				list.SetGroupVersionKind(syncv1.GroupVersion.WithKind("RepositoryList"))
+				for i := range list.Items {
+					list.Items[i].SetGroupVersionKind(syncv1.GroupVersion.WithKind("Repository"))
+					list.Items[i].ManagedFields = nil
+				}
+				return e.encode(format, list)
+			}
+			if len(list.Items) == 0 {
+				fmt.Fprintf(e.errOut, "No Repositories found in %s.\n", scope(namespace, all))
+				return nil
+			}
+			return printers.Repositories(e.out, list.Items, e.printOptions(all, format == outputWide))
+		},
+	}
+}

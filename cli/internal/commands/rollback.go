@@ -1,0 +1,113 @@
+package commands
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/urfave/cli/v2"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	syncv1 "github.com/kuvryn/kuvryn-sync/apis/v1alpha1"
+)
+
+func rollbackCommand(e *env) *cli.Command {
+	return &cli.Command{
+		Name:      "rollback",
+		Usage:     "roll an Application back to its newest known-good Revision other than the desired and deployed ones",
+		ArgsUsage: "<application>",
+		Description: "Names the target Revision, asks for confirmation, then sets the Application annotation\n" +
+			syncv1.RollbackRequestedAnnotation + ". The sync-controller rolls back through the normal rollout\n" +
+			"and holds the Revision rolled back from.",
+		Flags:        append(clusterFlags(), yesFlag()),
+		BashComplete: e.completeApplications,
+		Action: func(c *cli.Context) error {
+			name, err := applicationArg(c)
+			if err != nil {
+				return err
+			}
+			k8s, namespace, err := e.connect(c)
+			if err != nil {
+				return err
+			}
+			app, err := getApplication(c.Context, k8s, namespace, name)
+			if err != nil {
+				return err
+			}
+			target, err := rollbackTarget(app, revisionExists(c.Context, k8s, app.Namespace))
+			if err != nil {
+				return err
+			}
+			from := app.Status.DeployedRevision
+			if from == "" {
+				from = "no deployed Revision"
+			}
+			fmt.Fprintf(e.out, "Rolling back %s to Revision %s (from %s)\n", app.Name, target, from)
+
+			if !c.Bool(flagYes) {
+				ok, err := e.confirm("Roll back?")
+				if err != nil {
+					return err
+				}
+				if !ok {
+					return fmt.Errorf("rollback to Revision %s cancelled; Application %s/%s not changed", target, app.Namespace, app.Name)
+				}
+			}
+			err = annotateApplication(c.Context, k8s, app, map[string]string{syncv1.RollbackRequestedAnnotation: target})
+			if msg, refused := refusal(err); refused {
+				return fmt.Errorf("rollback refused: %s", msg)
+			}
+			if err != nil {
+				return fmt.Errorf("requesting rollback of Application %s/%s to Revision %s: %w", app.Namespace, app.Name, target, err)
+			}
+			fmt.Fprintf(e.out, "Requested rollback of Application %s/%s to Revision %s.\n", app.Namespace, app.Name, target)
+			return nil
+		},
+	}
+}
+
+// rollbackTarget is the Revision of the newest Healthy entry of
+// status.history (newest first) that is neither status.desiredRevision nor
+// status.deployedRevision and still exists: a Revision pruned by the history
+// limit cannot be rolled back to, so the next known-good one is taken.
+func rollbackTarget(app *syncv1.Application, exists func(name string) (bool, error)) (string, error) {
+	desired, deployed := app.Status.DesiredRevision, app.Status.DeployedRevision
+	seen := map[string]bool{}
+	var gone []string
+	for _, h := range app.Status.History {
+		if h.Result != syncv1.PhaseHealthy || h.Revision == desired || h.Revision == deployed || seen[h.Revision] {
+			continue
+		}
+		seen[h.Revision] = true
+		ok, err := exists(h.Revision)
+		if err != nil {
+			return "", err
+		}
+		if ok {
+			return h.Revision, nil
+		}
+		gone = append(gone, h.Revision)
+	}
+	msg := fmt.Sprintf("Application %s/%s has no Revision to roll back to: status.history has no Healthy Revision other than desired %q and deployed %q",
+		app.Namespace, app.Name, desired, deployed)
+	if len(gone) > 0 {
+		msg += fmt.Sprintf(" that still exists (deleted: %s)", strings.Join(gone, ", "))
+	}
+	return "", errors.New(msg)
+}
+
+// revisionExists reports whether a Revision of the Application is still there.
+func revisionExists(ctx context.Context, k8s client.Client, namespace string) func(string) (bool, error) {
+	return func(name string) (bool, error) {
+		err := k8s.Get(ctx, client.ObjectKey{Namespace: namespace, Name: name}, &syncv1.Revision{})
+		switch {
+		case apierrors.IsNotFound(err):
+			return false, nil
+		case err != nil:
+			return false, fmt.Errorf("reading Revision %s/%s: %w", namespace, name, err)
+		}
+		return true, nil
+	}
+}
