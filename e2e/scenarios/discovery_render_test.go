@@ -22,8 +22,8 @@ spec:
   serviceAccountName: deployer
   sync: {automatic: true}
 `,
-		"base/kustomization.yaml": "resources: [configmap.yaml]\n",
-		"base/configmap.yaml":     "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: web}\ndata: {tier: base}\n",
+		"base/kustomization.yaml":          "resources: [configmap.yaml]\n",
+		"base/configmap.yaml":              "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: web}\ndata: {tier: base}\n",
 		"overlays/prod/kustomization.yaml": "resources: [../../base]\nnamePrefix: prod-\n",
 	})
 	eventually(t, 2*time.Minute, "Application web with a desired Revision", func() bool {
