@@ -3,8 +3,33 @@
 // and drift.
 package main
 
-import "github.com/kuvryn/kuvryn-sync/pkg/manager"
+import (
+	"context"
+	"flag"
+	"fmt"
+	"time"
+
+	ctrl "sigs.k8s.io/controller-runtime"
+
+	"github.com/kuvryn/kuvryn-sync/pkg/manager"
+	"github.com/kuvryn/kuvryn-sync/services/sync-controller/internal/revision"
+)
+
+// concurrentReconciles is how many Applications roll out at once.
+const concurrentReconciles = 4
 
 func main() {
-	manager.Main(manager.Service{Name: "sync-controller"}, nil)
+	o := revision.Options{MaxConcurrentReconciles: concurrentReconciles}
+	flags := func(fs *flag.FlagSet) {
+		fs.StringVar(&o.DefaultServiceAccount, "default-service-account", "",
+			"Service account for Applications that set none; empty refuses them.")
+		fs.DurationVar(&o.DriftResyncInterval, "drift-resync-interval", 5*time.Minute,
+			"Drift re-check for Applications with unwatched kinds, and health re-check for unhealthy ones; 0 disables the drift re-check.")
+	}
+	manager.Main(manager.Service{Name: "sync-controller", Flags: flags}, func(mgr ctrl.Manager) error {
+		if o.DriftResyncInterval < 0 {
+			return fmt.Errorf("--drift-resync-interval %s is negative; use 0 to disable the drift re-check", o.DriftResyncInterval)
+		}
+		return revision.New(mgr, o).SetupWithManager(context.Background(), mgr)
+	})
 }

@@ -1,0 +1,74 @@
+package revision
+
+import (
+	"context"
+	"fmt"
+	"testing"
+
+	rbacv1 "k8s.io/api/rbac/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	syncv1 "github.com/kuvryn/kuvryn-sync/apis/v1alpha1"
+)
+
+// bindClusterAdmin lets the test's service account manage cluster-scoped objects.
+func (e *testEnv) bindClusterAdmin() {
+	e.t.Helper()
+	binding := &rbacv1.ClusterRoleBinding{
+		ObjectMeta: metav1.ObjectMeta{Name: "deployer-" + e.ns},
+		RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: "cluster-admin"},
+		Subjects:   []rbacv1.Subject{{Kind: rbacv1.ServiceAccountKind, Namespace: e.ns, Name: serviceAccount}},
+	}
+	must(e.t, admin.Create(e.t.Context(), binding))
+	e.t.Cleanup(func() { _ = admin.Delete(context.Background(), binding) })
+}
+
+func TestRollout_CustomResourceAppliesWithItsDefinitionAndNamespace(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	e.bindClusterAdmin()
+	e.startController(defaultOptions())
+	e.createApplication("platform", nil)
+
+	group := e.ns + ".test.kuvryn.io"
+	target := "target-" + e.ns
+	crd := object(t, fmt.Sprintf(`
+apiVersion: apiextensions.k8s.io/v1
+kind: CustomResourceDefinition
+metadata:
+  name: widgets.%[1]s
+spec:
+  group: %[1]s
+  scope: Namespaced
+  names: {plural: widgets, singular: widget, kind: Widget, listKind: WidgetList}
+  versions:
+  - name: v1
+    served: true
+    storage: true
+    schema:
+      openAPIV3Schema:
+        type: object
+        x-kubernetes-preserve-unknown-fields: true
+`, group))
+	ns := object(t, "apiVersion: v1\nkind: Namespace\nmetadata:\n  name: "+target+"\n")
+	widget := object(t, fmt.Sprintf("apiVersion: %s/v1\nkind: Widget\nmetadata:\n  name: gear\n  namespace: %s\nspec:\n  size: 3\n", group, target))
+	defaultNamespaced := object(t, fmt.Sprintf("apiVersion: %s/v1\nkind: Widget\nmetadata:\n  name: cog\n", group))
+	name := e.publish("platform", crd, ns, widget, defaultNamespaced)
+	t.Cleanup(func() {
+		_ = admin.Delete(context.Background(), ns)
+		_ = admin.Delete(context.Background(), crd)
+	})
+
+	rev := e.waitForPhase(name, syncv1.PhaseHealthy)
+	if rev.Status.Plan == nil || rev.Status.Plan.Summary.Create != 4 {
+		t.Errorf("plan = %+v, want 4 creates planned before the kind and namespace exist", rev.Status.Plan)
+	}
+	for _, entry := range rev.Status.Plan.Entries {
+		if entry.Kind == "Widget" && entry.Name == "cog" && entry.Namespace != e.ns {
+			t.Errorf("Widget cog planned in namespace %q, want the destination %q", entry.Namespace, e.ns)
+		}
+	}
+	if e.get(group+"/v1", "Widget", "cog") == nil {
+		t.Errorf("Widget cog not applied in the Application's namespace")
+	}
+}

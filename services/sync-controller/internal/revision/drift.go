@@ -1,0 +1,69 @@
+package revision
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	syncv1 "github.com/kuvryn/kuvryn-sync/apis/v1alpha1"
+)
+
+// detectDrift plans the deployed Revision again against live state on every
+// reconcile of a settled Application: those a change to a watched object
+// brings, and, for kinds the controller may not watch, those of the
+// --drift-resync-interval. Any object whose dry-run differs from live has
+// drifted: the Application is OutOfSync, and an automatic Application gets a
+// fresh plan, which starts a new attempt of the same Revision. Hooks are not
+// compared, so a hook that ran and was deleted is never drift.
+func (r *Reconciler) detectDrift(ctx context.Context, ro *rollout) (step, error) {
+	if ro.completed || !ro.settled() ||
+		ro.rev.Status.Phase != syncv1.PhaseHealthy || ro.app.Status.DeployedRevision != ro.rev.Name {
+		return proceed, nil
+	}
+	entries, err := r.planEntries(ctx, ro, false)
+	if f, ok := asFailure(err); ok {
+		// Drift that cannot be applied without force, or at all, is shown, not corrected.
+		ro.app.Status.Sync = syncv1.SyncStateOutOfSync
+		ro.drift = f
+		return proceed, nil
+	}
+	if err != nil {
+		return halt, err
+	}
+	var drifted []string
+	for _, e := range entries {
+		if e.Action != syncv1.ActionUnchanged {
+			drifted = append(drifted, idOfRef(e.Ref).String())
+		}
+	}
+	if len(drifted) == 0 {
+		ro.app.Status.Sync = syncv1.SyncStateSynced
+		return proceed, nil
+	}
+	wasSynced := ro.app.Status.Sync == syncv1.SyncStateSynced
+	ro.app.Status.Sync = syncv1.SyncStateOutOfSync
+	names := drifted
+	if len(names) > maxNamedObjects {
+		names = append(names[:maxNamedObjects:maxNamedObjects], fmt.Sprintf("and %d more", len(drifted)-maxNamedObjects))
+	}
+	if !ro.approved() {
+		if wasSynced {
+			ro.normal(syncv1.ReasonProgressing, actionSelfHeal, "live state of %d object(s) drifted from Revision %s: %s",
+				len(drifted), ro.rev.Name, strings.Join(names, ", "))
+		}
+		return proceed, nil
+	}
+	p, err := r.computePlan(ctx, ro)
+	if f, ok := asFailure(err); ok {
+		ro.drift = f
+		return proceed, nil
+	}
+	if err != nil {
+		return halt, err
+	}
+	ro.rev.Status.Plan = &p
+	ro.rev.Status.Phase = syncv1.PhasePlanned
+	ro.normal(syncv1.ReasonProgressing, actionSelfHeal, "live state of %d object(s) drifted from Revision %s: %s; rolling it out again",
+		len(drifted), ro.rev.Name, strings.Join(names, ", "))
+	return waitFor(shortPoll), nil
+}

@@ -1,0 +1,52 @@
+package revision
+
+import (
+	"fmt"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+
+	"github.com/kuvryn/kuvryn-sync/services/sync-controller/internal/metrics"
+)
+
+// Actions of lifecycle Events: what the controller was doing.
+const (
+	actionPlan     = "Plan"
+	actionApprove  = "Approve"
+	actionRollout  = "Rollout"
+	actionHook     = "RunHook"
+	actionPrune    = "Prune"
+	actionAssess   = "AssessHealth"
+	actionSelfHeal = "CorrectDrift"
+)
+
+// lifecycleEvent is a lifecycle Event about the Application, emitted once the status
+// that explains it is recorded, so it fires once per transition.
+type lifecycleEvent struct {
+	eventType, reason, action, message string
+}
+
+func (ro *rollout) normal(reason, action, format string, args ...any) {
+	ro.events = append(ro.events, lifecycleEvent{corev1.EventTypeNormal, reason, action, fmt.Sprintf(format, args...)})
+}
+
+func (ro *rollout) warning(reason, action, format string, args ...any) {
+	ro.events = append(ro.events, lifecycleEvent{corev1.EventTypeWarning, reason, action, fmt.Sprintf(format, args...)})
+}
+
+// maxEventNoteBytes is the longest note the events API accepts.
+const maxEventNoteBytes = 1024
+
+// emit sends the pending Events about the Application, related to the
+// desired Revision, and counts them.
+func (r *Reconciler) emit(ro *rollout) {
+	var related runtime.Object
+	if ro.rev != nil {
+		related = ro.rev
+	}
+	for _, e := range ro.events {
+		r.Recorder.Eventf(ro.app, related, e.eventType, e.reason, e.action, "%s", bounded(e.message, maxEventNoteBytes))
+		metrics.CountEvent(ro.metricsState(), e.reason)
+	}
+	ro.events = nil
+}

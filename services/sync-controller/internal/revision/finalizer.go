@@ -1,0 +1,89 @@
+package revision
+
+import (
+	"context"
+	"fmt"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
+)
+
+// hookFinalizer keeps a hook object until the rollout has read how it
+// ended. Without it, ttlSecondsAfterFinished: 0 can delete a finished Job
+// before the controller sees it finish, and a succeeded hook would look
+// deleted while running.
+const hookFinalizer = "sync.kuvryn.io/hook-finalizer"
+
+// withHookFinalizer returns a copy of a hook object that carries hookFinalizer.
+func withHookFinalizer(obj *unstructured.Unstructured) *unstructured.Unstructured {
+	out := obj.DeepCopy()
+	controllerutil.AddFinalizer(out, hookFinalizer)
+	return out
+}
+
+// releaseHook removes hookFinalizer from a live hook object, so a deletion
+// under way can finish.
+func releaseHook(ctx context.Context, c client.Client, live *unstructured.Unstructured) error {
+	if !controllerutil.ContainsFinalizer(live, hookFinalizer) {
+		return nil
+	}
+	patch := client.MergeFromWithOptions(live.DeepCopy(), client.MergeFromWithOptimisticLock{})
+	controllerutil.RemoveFinalizer(live, hookFinalizer)
+	if err := c.Patch(ctx, live, patch); err != nil && !apierrors.IsNotFound(err) {
+		return fmt.Errorf("removing finalizer %s from %s: %w", hookFinalizer, idOf(live), err)
+	}
+	return nil
+}
+
+// deleteObject deletes live, in the background, unless it was replaced by
+// another object of the same name, and releases it if it is a hook.
+func deleteObject(ctx context.Context, c client.Client, live *unstructured.Unstructured) error {
+	err := c.Delete(ctx, live, client.PropagationPolicy(metav1.DeletePropagationBackground),
+		client.Preconditions{UID: ptrTo(live.GetUID())})
+	if apierrors.IsNotFound(err) || apierrors.IsConflict(err) {
+		return nil
+	}
+	if err != nil || !controllerutil.ContainsFinalizer(live, hookFinalizer) {
+		return err
+	}
+	fresh, err := getLive(ctx, c, live)
+	if err != nil || fresh == nil || fresh.GetUID() != live.GetUID() {
+		return err
+	}
+	return releaseHook(ctx, c, fresh)
+}
+
+// releaseFinishedHooks lets go of every hook object of a settled attempt:
+// a failed attempt can leave hooks that were still running, and nothing
+// reads them any more.
+func (r *Reconciler) releaseFinishedHooks(ctx context.Context, ro *rollout) error {
+	if ro.rev.Status.Hooks == nil {
+		return nil
+	}
+	for _, h := range ro.rev.Status.Hooks.Items {
+		if h.UID == "" {
+			continue
+		}
+		obj := &unstructured.Unstructured{}
+		obj.SetAPIVersion(h.Group + "/" + h.Version)
+		if h.Group == "" {
+			obj.SetAPIVersion(h.Version)
+		}
+		obj.SetKind(h.Kind)
+		obj.SetNamespace(h.Namespace)
+		obj.SetName(h.Name)
+		live, err := getLive(ctx, ro.client, obj)
+		if err != nil {
+			return err
+		}
+		if live != nil && string(live.GetUID()) == h.UID {
+			if err := releaseHook(ctx, ro.client, live); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}

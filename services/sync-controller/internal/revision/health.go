@@ -1,0 +1,128 @@
+package revision
+
+import (
+	"context"
+	"fmt"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
+	syncv1 "github.com/kuvryn/kuvryn-sync/apis/v1alpha1"
+	"github.com/kuvryn/kuvryn-sync/services/sync-controller/internal/health"
+)
+
+// assessHealth completes an attempt whose every group is done, once all
+// wave objects are Healthy together, and afterwards keeps the health of a
+// settled Revision's objects current. Hooks count for the rollout, never
+// for the Application's health.
+func (r *Reconciler) assessHealth(ctx context.Context, ro *rollout) (step, error) {
+	switch {
+	case ro.rolling():
+		return r.completeRollout(ctx, ro)
+	case ro.settled():
+		return r.checkHealth(ctx, ro)
+	}
+	return proceed, nil
+}
+
+func (r *Reconciler) completeRollout(ctx context.Context, ro *rollout) (step, error) {
+	ds, err := r.loadDesired(ctx, ro)
+	if err != nil {
+		return halt, err
+	}
+	state, culprit, err := r.healthOf(ctx, ro, ds.waveObjects())
+	if err != nil {
+		return halt, err
+	}
+	switch state {
+	case syncv1.HealthHealthy:
+	case syncv1.HealthDegraded:
+		ro.failRollout(&failure{reason: syncv1.ReasonHealthFailure, message: culprit})
+		return proceed, nil
+	default:
+		ro.setRevCondition(syncv1.ConditionRolloutComplete, metav1.ConditionFalse, syncv1.ReasonProgressing,
+			fmt.Sprintf("attempt %d: waiting for %s", ro.rev.Status.Attempt, culprit))
+		return waitFor(pollInterval), nil
+	}
+	st := &ro.rev.Status
+	st.Phase = syncv1.PhaseHealthy
+	st.Health = syncv1.HealthHealthy
+	ro.setRevCondition(syncv1.ConditionRolloutComplete, metav1.ConditionTrue, syncv1.ReasonSucceeded,
+		fmt.Sprintf("attempt %d: every group is Healthy", st.Attempt))
+	ro.setRevCondition(syncv1.ConditionHealthy, metav1.ConditionTrue, syncv1.ReasonSucceeded, "every applied object is Healthy")
+	ro.finishHistory(syncv1.PhaseHealthy, syncv1.ReasonSucceeded)
+	app := &ro.app.Status
+	app.DeployedRevision = ro.rev.Name
+	app.LastKnownGoodRevision = ro.rev.Name
+	app.Health = syncv1.HealthHealthy
+	app.Sync = syncv1.SyncStateSynced
+	ro.normal(syncv1.ReasonSucceeded, actionRollout, "Revision %s rolled out (attempt %d) and is Healthy", ro.rev.Name, st.Attempt)
+	ro.completed = true
+	return proceed, nil
+}
+
+// checkHealth re-reads the objects of the settled Revision's inventory.
+func (r *Reconciler) checkHealth(ctx context.Context, ro *rollout) (step, error) {
+	if err := r.releaseFinishedHooks(ctx, ro); err != nil {
+		return halt, err
+	}
+	if ro.rev.Status.Inventory == nil {
+		return proceed, nil
+	}
+	ds, err := r.loadDesired(ctx, ro)
+	if err != nil {
+		return halt, err
+	}
+	var objs []*unstructured.Unstructured
+	for _, e := range ro.rev.Status.Inventory.Entries {
+		obj, err := parseInventoryEntry(e)
+		if err != nil {
+			continue
+		}
+		if _, isHook := ds.stages[idOf(obj)]; !isHook {
+			objs = append(objs, obj)
+		}
+	}
+	state, culprit, err := r.healthOf(ctx, ro, objs)
+	if err != nil {
+		return halt, err
+	}
+	before := ro.app.Status.Health
+	ro.rev.Status.Health = state
+	ro.app.Status.Health = state
+	if state == syncv1.HealthHealthy {
+		ro.setRevCondition(syncv1.ConditionHealthy, metav1.ConditionTrue, syncv1.ReasonSucceeded, "every applied object is Healthy")
+		return proceed, nil
+	}
+	reason := syncv1.ReasonProgressing
+	if state == syncv1.HealthDegraded || state == syncv1.HealthMissing {
+		reason = syncv1.ReasonHealthFailure
+	}
+	ro.setRevCondition(syncv1.ConditionHealthy, metav1.ConditionFalse, reason, culprit)
+	if reason == syncv1.ReasonHealthFailure && before != state {
+		ro.warning(syncv1.ReasonHealthFailure, actionAssess, "Revision %s is %s: %s", ro.rev.Name, state, culprit)
+	}
+	return proceed, nil
+}
+
+// healthOf reads objs as the service account and returns their aggregate
+// health and, unless Healthy, the first object that keeps it from being so.
+func (r *Reconciler) healthOf(ctx context.Context, ro *rollout, objs []*unstructured.Unstructured) (syncv1.HealthState, string, error) {
+	worst := syncv1.HealthHealthy
+	culprit := ""
+	for _, obj := range objs {
+		live, err := getLive(ctx, ro.client, obj)
+		if err != nil {
+			if f, ok := asFailure(err); ok {
+				return syncv1.HealthUnknown, f.message, nil
+			}
+			return "", "", err
+		}
+		res := health.Of(live)
+		if next := health.Aggregate(worst, res.State); next != worst {
+			worst = next
+			culprit = fmt.Sprintf("%s is %s: %s", idOf(obj), res.State, res.Message)
+		}
+	}
+	return worst, culprit, nil
+}

@@ -1,0 +1,238 @@
+package revision
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sort"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/types"
+
+	syncv1 "github.com/kuvryn/kuvryn-sync/apis/v1alpha1"
+	"github.com/kuvryn/kuvryn-sync/services/sync-controller/internal/plan"
+	"github.com/kuvryn/kuvryn-sync/services/sync-controller/internal/wave"
+)
+
+// plan computes the plan of a desired Revision that has none for its next
+// attempt: a Server-Side Apply dry-run of every object as the service
+// account, compared with live state, plus the deletes prune would make.
+func (r *Reconciler) plan(ctx context.Context, ro *rollout) (step, error) {
+	if !ro.beforeRollout() {
+		return proceed, nil
+	}
+	switch ro.rev.Status.Phase {
+	case syncv1.PhasePlanned, syncv1.PhaseAwaitingApproval, syncv1.PhaseApproved:
+		if ro.rev.Status.Plan != nil {
+			return proceed, nil
+		}
+	}
+	p, err := r.computePlan(ctx, ro)
+	if errors.Is(err, errDesiredStateMissing) {
+		ro.setRevCondition(syncv1.ConditionPlanned, metav1.ConditionUnknown, syncv1.ReasonProgressing, "waiting for "+err.Error())
+		return waitFor(pollInterval), nil
+	}
+	if f, ok := asFailure(err); ok {
+		ro.failPlan(f)
+		if f.reason == syncv1.ReasonValidationFailure {
+			// The desired state never changes, so planning again cannot help.
+			return halt, nil
+		}
+		return waitFor(dependencyRetry), nil
+	}
+	if err != nil {
+		ro.setRevCondition(syncv1.ConditionPlanned, metav1.ConditionUnknown, syncv1.ReasonProgressing,
+			fmt.Sprintf("planning Revision %s: %v", ro.rev.Name, err))
+		return halt, err
+	}
+	ro.rev.Status.Plan = &p
+	ro.rev.Status.Phase = syncv1.PhasePlanned
+	ro.setRevCondition(syncv1.ConditionPlanned, metav1.ConditionTrue, syncv1.ReasonSucceeded, planSummary(&p))
+	return proceed, nil
+}
+
+func planSummary(p *syncv1.Plan) string {
+	return fmt.Sprintf("plan %s: %d to create, %d to update, %d to delete, %d unchanged",
+		p.Digest, p.Summary.Create, p.Summary.Update, p.Summary.Delete, p.Summary.Unchanged)
+}
+
+// computePlan plans every object of ro's desired state. Failures name the
+// object; a refused read or dry-run is PlanFailed unless it is a conflict or
+// an invalid object.
+func (r *Reconciler) computePlan(ctx context.Context, ro *rollout) (syncv1.Plan, error) {
+	entries, err := r.planEntries(ctx, ro, true)
+	if f, ok := asFailure(err); ok && f.reason == syncv1.ReasonApplyFailed {
+		return syncv1.Plan{}, &failure{reason: syncv1.ReasonPlanFailed, message: f.message}
+	}
+	if err != nil {
+		return syncv1.Plan{}, err
+	}
+	p := plan.Build(entries)
+	p.PlannedAt = ro.now
+	return p, nil
+}
+
+// planEntries plans the waves' objects, and, with hooks, the hooks (which
+// every attempt creates anew) and the deletes prune would make.
+func (r *Reconciler) planEntries(ctx context.Context, ro *rollout, withHooksAndDeletes bool) ([]plan.Entry, error) {
+	ds, err := r.loadDesired(ctx, ro)
+	if err != nil {
+		return nil, err
+	}
+	var entries []plan.Entry
+	if withHooksAndDeletes {
+		for _, stage := range hookStages {
+			for _, obj := range ds.hooks(stage) {
+				e, err := plan.NewEntry(nil, obj)
+				if err != nil {
+					return nil, err
+				}
+				e.Hook = string(stage)
+				if e.Wave, err = wave.Wave(obj); err != nil {
+					return nil, err
+				}
+				entries = append(entries, e)
+			}
+		}
+	}
+	for _, g := range ds.groups.Waves {
+		for _, obj := range g.Objects {
+			e, err := r.planObject(ctx, ro, ds, obj)
+			if err != nil {
+				return nil, err
+			}
+			e.Wave = g.Wave
+			entries = append(entries, e)
+		}
+	}
+	if withHooksAndDeletes && ro.pruneEnabled() {
+		stale, err := r.pruneCandidates(ctx, ro, ds)
+		if err != nil {
+			return nil, err
+		}
+		for _, live := range stale {
+			e, err := plan.NewEntry(live, nil)
+			if err != nil {
+				return nil, err
+			}
+			entries = append(entries, e)
+		}
+	}
+	return entries, nil
+}
+
+// planObject compares obj's live state with its dry-run. An object whose
+// kind or namespace the desired state itself creates cannot be dry-run
+// before they exist; it is planned as the create it will be.
+func (r *Reconciler) planObject(ctx context.Context, ro *rollout, ds *desiredState, obj *unstructured.Unstructured) (plan.Entry, error) {
+	newKind := ds.newKinds[obj.GroupVersionKind().GroupKind()]
+	live, err := getLive(ctx, ro.client, obj)
+	if err != nil && !(newKind && errors.Is(err, errKindNotServed)) {
+		return plan.Entry{}, err
+	}
+	dryRun, err := applyObject(ctx, ro.client, obj, true, syncv1.ReasonValidationFailure)
+	switch {
+	case err == nil:
+	case newKind && errors.Is(err, errKindNotServed),
+		ds.namespaces[obj.GetNamespace()] && isNamespaceNotFound(err, obj.GetNamespace()):
+		dryRun = obj
+	default:
+		return plan.Entry{}, err
+	}
+	return plan.NewEntry(live, dryRun)
+}
+
+// isNamespaceNotFound reports whether err says namespace does not exist.
+func isNamespaceNotFound(err error, namespace string) bool {
+	var status apierrors.APIStatus
+	if !apierrors.IsNotFound(err) || !errors.As(err, &status) {
+		return false
+	}
+	d := status.Status().Details
+	return d != nil && d.Kind == "namespaces" && d.Name == namespace
+}
+
+// pruneCandidates are the live objects Kuvryn Sync applied in earlier
+// attempts that left the desired state, in reverse apply order. Earlier
+// attempts are the deployed Revision and every attempt since, failed or
+// superseded ones included, so that what they created is not left behind.
+// Objects someone else has taken over entirely are left alone.
+func (r *Reconciler) pruneCandidates(ctx context.Context, ro *rollout, ds *desiredState) ([]*unstructured.Unstructured, error) {
+	entries, err := r.priorInventory(ctx, ro)
+	if err != nil {
+		return nil, err
+	}
+	var stale []*unstructured.Unstructured
+	for _, entry := range entries {
+		obj, err := parseInventoryEntry(entry)
+		if err != nil {
+			r.log(ctx).Info("ignoring unreadable inventory entry", "error", err.Error())
+			continue
+		}
+		if ds.ids[idOf(obj)] {
+			continue
+		}
+		live, err := getLive(ctx, ro.client, obj)
+		if errors.Is(err, errKindNotServed) {
+			// Its kind is gone, and every object of it with it.
+			continue
+		}
+		if err != nil {
+			return nil, err
+		}
+		if live == nil || !managedBySync(live) {
+			continue
+		}
+		stale = append(stale, live)
+	}
+	sort.SliceStable(stale, func(i, j int) bool {
+		oi, oj := wave.KindOrder(stale[i].GroupVersionKind()), wave.KindOrder(stale[j].GroupVersionKind())
+		if oi != oj {
+			return oi > oj
+		}
+		return idOf(stale[i]).String() < idOf(stale[j]).String()
+	})
+	return stale, nil
+}
+
+// priorInventory is the union of the inventories of the deployed Revision
+// and of every attempt recorded after it.
+func (r *Reconciler) priorInventory(ctx context.Context, ro *rollout) ([]string, error) {
+	var names []string
+	for _, h := range ro.app.Status.History {
+		names = append(names, h.Revision)
+		if h.Result == syncv1.PhaseHealthy {
+			break
+		}
+	}
+	names = append(names, ro.app.Status.DeployedRevision)
+
+	seen := map[string]bool{"": true, ro.rev.Name: true}
+	have := map[string]bool{}
+	var entries []string
+	for _, name := range names {
+		if seen[name] {
+			continue
+		}
+		seen[name] = true
+		rev := &syncv1.Revision{}
+		if err := r.Client.Get(ctx, types.NamespacedName{Namespace: ro.app.Namespace, Name: name}, rev); err != nil {
+			if apierrors.IsNotFound(err) {
+				continue
+			}
+			return nil, fmt.Errorf("reading inventory of Revision %s/%s: %w", ro.app.Namespace, name, err)
+		}
+		if rev.Status.Inventory == nil {
+			continue
+		}
+		for _, e := range rev.Status.Inventory.Entries {
+			if !have[e] {
+				have[e] = true
+				entries = append(entries, e)
+			}
+		}
+	}
+	return entries, nil
+}

@@ -1,0 +1,94 @@
+package revision
+
+import (
+	"testing"
+
+	syncv1 "github.com/kuvryn/kuvryn-sync/apis/v1alpha1"
+)
+
+func TestPlan_UnknownHookValueFailsValidationAndAppliesNothing(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	e.startController(defaultOptions())
+	e.createApplication("shop", nil)
+	bad := object(t, "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: bad\n  annotations:\n    sync.kuvryn.io/hook: pre-synk\n")
+	name := e.publish("shop", configMap(t, "good"), bad)
+
+	rev := e.waitForPhase(name, syncv1.PhaseFailed)
+	c := condition(rev.Status.Conditions, syncv1.ConditionPlanned)
+	if c.Status != "False" || c.Reason != syncv1.ReasonValidationFailure || !contains(c.Message, "bad", syncv1.HookAnnotation, "pre-synk") {
+		t.Errorf("Planned = %+v, want False, ValidationFailure, naming the object, annotation and value", c)
+	}
+	app := e.application("shop")
+	if c := condition(app.Status.Conditions, syncv1.ConditionReady); c.Status != "False" || c.Reason != syncv1.ReasonValidationFailure {
+		t.Errorf("Application Ready = %+v, want False with reason ValidationFailure", c)
+	}
+	if e.get("v1", "ConfigMap", "good") != nil {
+		t.Error("an object of a Revision that failed validation was applied")
+	}
+}
+
+func TestPlan_UnservedKindWithoutDefinitionFailsValidation(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	e.startController(defaultOptions())
+	e.createApplication("shop", nil)
+	widget := object(t, "apiVersion: example.com/v1\nkind: Widget\nmetadata:\n  name: w\n")
+	name := e.publish("shop", widget)
+
+	rev := e.waitForPhase(name, syncv1.PhaseFailed)
+	if c := condition(rev.Status.Conditions, syncv1.ConditionPlanned); c.Reason != syncv1.ReasonValidationFailure ||
+		!contains(c.Message, "Widget.example.com", "not served") {
+		t.Errorf("Planned = %+v, want ValidationFailure naming the unserved kind", c)
+	}
+}
+
+func TestServiceAccount_MissingOneIsRefusedWithACondition(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	e.startController(defaultOptions())
+	e.createApplication("shop", func(app *syncv1.Application) { app.Spec.ServiceAccountName = "" })
+	name := e.publish("shop", configMap(t, "settings"))
+
+	eventually(t, "Application Ready False with reason ServiceAccountMissing", func() bool {
+		c := condition(e.application("shop").Status.Conditions, syncv1.ConditionReady)
+		return c.Status == "False" && c.Reason == syncv1.ReasonServiceAccountMissed &&
+			contains(c.Message, "spec.serviceAccountName", "--default-service-account")
+	}, func() string { return describeRevision(e.revision(name)) })
+	if c := condition(e.revision(name).Status.Conditions, syncv1.ConditionPlanned); c.Reason != syncv1.ReasonServiceAccountMissed {
+		t.Errorf("Revision Planned = %+v, want reason ServiceAccountMissing", c)
+	}
+	if e.get("v1", "ConfigMap", "settings") != nil {
+		t.Error("an Application without a service account was applied")
+	}
+}
+
+func TestServiceAccount_DefaultOneActsForApplicationsWithoutOne(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	o := defaultOptions()
+	o.DefaultServiceAccount = serviceAccount
+	e.startController(o)
+	e.createApplication("shop", func(app *syncv1.Application) { app.Spec.ServiceAccountName = "" })
+	e.waitForPhase(e.publish("shop", configMap(t, "settings")), syncv1.PhaseHealthy)
+	obj := e.get("v1", "ConfigMap", "settings")
+	if obj == nil || !managedBySync(obj) {
+		t.Fatalf("ConfigMap settings = %v, want it applied by kuvryn-sync", obj)
+	}
+}
+
+func TestServiceAccount_ApplyIsLimitedToTheAccountsPermissions(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	e.startController(defaultOptions())
+	e.createApplication("shop", nil)
+	// The admin role of a namespace does not reach cluster-scoped objects.
+	ns := object(t, "apiVersion: v1\nkind: Namespace\nmetadata:\n  name: escape-"+e.ns+"\n")
+	name := e.publish("shop", ns)
+
+	rev := e.waitForPhase(name, syncv1.PhaseFailed)
+	if c := condition(rev.Status.Conditions, syncv1.ConditionPlanned); c.Reason != syncv1.ReasonPlanFailed ||
+		!contains(c.Message, "system:serviceaccount:"+e.ns+":"+serviceAccount, "forbidden") {
+		t.Errorf("Planned = %+v, want PlanFailed naming the service account and forbidden", c)
+	}
+}

@@ -1,0 +1,88 @@
+package revision
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
+	syncv1 "github.com/kuvryn/kuvryn-sync/apis/v1alpha1"
+)
+
+// maxNamedObjects is how many objects a prune message or Event names.
+const maxNamedObjects = 5
+
+// prune deletes, as the service account, the objects earlier attempts
+// applied that left the desired state. With spec.sync.prune false it keeps
+// them and says so in one PruneSkipped Warning Event. Either way the
+// RolloutComplete reason records that prune ran, so a restarted controller
+// neither deletes again nor repeats the Event in this attempt.
+func (r *Reconciler) prune(ctx context.Context, ro *rollout) (step, error) {
+	if !ro.rolling() || ro.pruned() {
+		return proceed, nil
+	}
+	ds, err := r.loadDesired(ctx, ro)
+	if err != nil {
+		return halt, err
+	}
+	stale, err := r.pruneCandidates(ctx, ro, ds)
+	if err != nil {
+		if f, ok := asFailure(err); ok {
+			ro.failRollout(&failure{reason: f.reason, message: "prune: " + f.message})
+			return proceed, nil
+		}
+		return halt, err
+	}
+	attempt := ro.rev.Status.Attempt
+	if !ro.pruneEnabled() {
+		if len(stale) == 0 {
+			ro.setRevCondition(syncv1.ConditionRolloutComplete, metav1.ConditionFalse, syncv1.ReasonPruned,
+				fmt.Sprintf("attempt %d: nothing to prune", attempt))
+			return proceed, nil
+		}
+		names := nameObjects(stale)
+		ro.setRevCondition(syncv1.ConditionRolloutComplete, metav1.ConditionFalse, syncv1.ReasonPruneSkipped,
+			fmt.Sprintf("attempt %d: spec.sync.prune is false; kept %d object(s) no longer in desired state: %s", attempt, len(stale), names))
+		ro.warning(syncv1.ReasonPruneSkipped, actionPrune,
+			"Revision %s leaves %d object(s) out of desired state; spec.sync.prune is false, so they were kept: %s",
+			ro.rev.Name, len(stale), names)
+		return proceed, nil
+	}
+	for _, live := range stale {
+		err := deleteObject(ctx, ro.client, live)
+		if err == nil {
+			continue
+		}
+		if f, ok := asFailure(classify(live, "prune", err, syncv1.ReasonApplyFailed)); ok {
+			ro.failRollout(f)
+			return proceed, nil
+		}
+		return halt, fmt.Errorf("pruning %s: %w", idOf(live), err)
+	}
+	message := fmt.Sprintf("attempt %d: nothing to prune", attempt)
+	if len(stale) > 0 {
+		message = fmt.Sprintf("attempt %d: pruned %d object(s): %s", attempt, len(stale), nameObjects(stale))
+		ro.normal(syncv1.ReasonPruned, actionPrune, "Revision %s: pruned %d object(s) no longer in desired state: %s",
+			ro.rev.Name, len(stale), nameObjects(stale))
+	}
+	ro.setRevCondition(syncv1.ConditionRolloutComplete, metav1.ConditionFalse, syncv1.ReasonPruned, message)
+	return proceed, nil
+}
+
+// nameObjects names up to maxNamedObjects objects and counts the rest.
+func nameObjects(objs []*unstructured.Unstructured) string {
+	names := make([]string, 0, maxNamedObjects)
+	for i, obj := range objs {
+		if i == maxNamedObjects {
+			break
+		}
+		names = append(names, idOf(obj).String())
+	}
+	s := strings.Join(names, ", ")
+	if more := len(objs) - len(names); more > 0 {
+		s += fmt.Sprintf(" and %d more", more)
+	}
+	return s
+}

@@ -1,0 +1,191 @@
+package revision
+
+import (
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	syncv1 "github.com/kuvryn/kuvryn-sync/apis/v1alpha1"
+	"github.com/kuvryn/kuvryn-sync/services/sync-controller/internal/hook"
+	"github.com/kuvryn/kuvryn-sync/services/sync-controller/internal/metrics"
+)
+
+// Wave states. The API declares the enum but no constants.
+const (
+	wavePending  syncv1.WaveState = "Pending"
+	waveApplying syncv1.WaveState = "Applying"
+	waveHealthy  syncv1.WaveState = "Healthy"
+	waveFailed   syncv1.WaveState = "Failed"
+)
+
+// defaultHistoryLimit is spec.history.limit when unset.
+const defaultHistoryLimit = 10
+
+// rollout is what one reconcile works on: the Application, its desired
+// Revision and the service account acting for it. Phases change the two
+// statuses in place; record writes the parts the sync-controller owns.
+type rollout struct {
+	app *syncv1.Application
+	// rev is the desired Revision, nil when there is none yet.
+	rev *syncv1.Revision
+
+	// client acts as the service account that plans and applies.
+	client client.Client
+	// blocked keeps the rollout from starting: a refused service account.
+	blocked *failure
+
+	// desired is rev's desired state, read once per reconcile.
+	desired *desiredState
+
+	// writtenApp and writtenRev are the owned statuses last read or written,
+	// so record writes only what changed.
+	writtenApp *syncv1.ApplicationStatus
+	writtenRev *syncv1.RevisionStatus
+
+	// drift is why live state that drifted cannot be corrected.
+	drift *failure
+
+	// completed is set when this reconcile completed an attempt.
+	completed bool
+
+	// events wait for the status that explains them to be recorded.
+	events []lifecycleEvent
+
+	now metav1.Time
+}
+
+func newRollout(app *syncv1.Application) *rollout {
+	return &rollout{app: app, writtenApp: ownedApplicationStatus(app), now: metav1.Now()}
+}
+
+func (ro *rollout) setRevision(rev *syncv1.Revision) {
+	ro.rev = rev
+	ro.writtenRev = ownedRevisionStatus(rev)
+}
+
+// destinationNamespace is where namespaced objects without a namespace go.
+func (ro *rollout) destinationNamespace() string {
+	if ns := ro.app.Spec.Destination.Namespace; ns != "" {
+		return ns
+	}
+	return ro.app.Namespace
+}
+
+// historyLimit is spec.history.limit, defaulted and bounded.
+func (ro *rollout) historyLimit() int {
+	limit := int(ro.app.Spec.History.Limit)
+	switch {
+	case limit <= 0:
+		return defaultHistoryLimit
+	case limit > syncv1.MaxHistoryLimit:
+		return syncv1.MaxHistoryLimit
+	default:
+		return limit
+	}
+}
+
+// pruneEnabled is spec.sync.prune, true unless set to false.
+func (ro *rollout) pruneEnabled() bool {
+	return ro.app.Spec.Sync.Prune == nil || *ro.app.Spec.Sync.Prune
+}
+
+// currentAttempt reports whether the newest history entry is an attempt at
+// the desired Revision.
+func (ro *rollout) currentAttempt() bool {
+	h := ro.app.Status.History
+	return ro.rev != nil && len(h) > 0 && h[0].Revision == ro.rev.Name
+}
+
+// rolling reports whether an attempt at the desired Revision is under way.
+func (ro *rollout) rolling() bool {
+	return ro.currentAttempt() && ro.rev.Status.Phase == syncv1.PhaseApplying
+}
+
+// settled reports whether the latest attempt at the desired Revision has
+// ended, Healthy or Failed.
+func (ro *rollout) settled() bool {
+	if !ro.currentAttempt() {
+		return false
+	}
+	switch ro.rev.Status.Phase {
+	case syncv1.PhaseHealthy, syncv1.PhaseFailed, syncv1.PhaseRolledBack:
+		return true
+	}
+	return false
+}
+
+// beforeRollout reports whether the desired Revision still has to be
+// planned, approved or started: no attempt at it is under way or settled.
+func (ro *rollout) beforeRollout() bool {
+	return ro.rev != nil && !ro.rolling() && !ro.settled()
+}
+
+// approved reports whether the desired Revision may roll out.
+func (ro *rollout) approved() bool {
+	return ro.app.Spec.Sync.Automatic
+}
+
+// hookStatus is the status entry of a hook in this attempt, nil if none.
+func (ro *rollout) hookStatus(obj *unstructured.Unstructured) *syncv1.HookStatus {
+	if ro.rev.Status.Hooks == nil {
+		return nil
+	}
+	id := idOf(obj)
+	for i := range ro.rev.Status.Hooks.Items {
+		if idOfRef(ro.rev.Status.Hooks.Items[i].ObjectRef) == id {
+			return &ro.rev.Status.Hooks.Items[i]
+		}
+	}
+	return nil
+}
+
+// waveStatus is the status entry of wave w in this attempt, nil if none.
+func (ro *rollout) waveStatus(w int32) *syncv1.WaveStatus {
+	for i := range ro.rev.Status.Waves {
+		if ro.rev.Status.Waves[i].Wave == w {
+			return &ro.rev.Status.Waves[i]
+		}
+	}
+	return nil
+}
+
+// addInventory records objs as applied by this attempt; it reports whether
+// the inventory grew.
+func (ro *rollout) addInventory(objs ...*unstructured.Unstructured) bool {
+	if ro.rev.Status.Inventory == nil {
+		ro.rev.Status.Inventory = &syncv1.Inventory{}
+	}
+	have := make(map[string]bool, len(ro.rev.Status.Inventory.Entries))
+	for _, e := range ro.rev.Status.Inventory.Entries {
+		have[e] = true
+	}
+	grew := false
+	for _, obj := range objs {
+		if e := inventoryEntry(obj); !have[e] {
+			have[e] = true
+			ro.rev.Status.Inventory.Entries = append(ro.rev.Status.Inventory.Entries, e)
+			grew = true
+		}
+	}
+	return grew
+}
+
+// pruned reports whether this attempt's prune step has run.
+func (ro *rollout) pruned() bool {
+	c := meta.FindStatusCondition(ro.rev.Status.Conditions, syncv1.ConditionRolloutComplete)
+	return c != nil && (c.Reason == syncv1.ReasonPruned || c.Reason == syncv1.ReasonPruneSkipped)
+}
+
+// hookStages lists the stages whose hooks run as their own groups.
+var hookStages = []hook.Stage{hook.PreSync, hook.PostSync}
+
+// metricsState labels the metrics with the Application's state.
+func (ro *rollout) metricsState() metrics.State {
+	return metrics.State{
+		Namespace: ro.app.Namespace,
+		Sync:      string(ro.app.Status.Sync),
+		Health:    string(ro.app.Status.Health),
+		Phase:     string(ro.app.Status.Phase),
+	}
+}

@@ -1,0 +1,101 @@
+package revision
+
+import (
+	"context"
+	"fmt"
+
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	syncv1 "github.com/kuvryn/kuvryn-sync/apis/v1alpha1"
+	"github.com/kuvryn/kuvryn-sync/services/sync-controller/internal/plan"
+)
+
+// startRollout begins an attempt at an approved, planned Revision. It first
+// deletes the hook objects an earlier rollout left (hooks run anew on every
+// attempt) and waits until they are gone, so that a hook object found later
+// in this attempt can only be one this attempt created. Then it records the
+// attempt: every hook Pending, every wave Pending, an empty inventory, and a
+// new history entry.
+func (r *Reconciler) startRollout(ctx context.Context, ro *rollout) (step, error) {
+	if !ro.beforeRollout() || !ro.approved() || ro.rev.Status.Phase == syncv1.PhaseFailed {
+		return proceed, nil
+	}
+	ds, err := r.loadDesired(ctx, ro)
+	if err != nil {
+		return halt, err
+	}
+
+	var hooks []syncv1.HookStatus
+	gone := true
+	for _, stage := range hookStages {
+		for _, obj := range ds.hooks(stage) {
+			hooks = append(hooks, syncv1.HookStatus{ObjectRef: plan.RefOf(obj), Stage: string(stage), State: syncv1.HookPending})
+			live, err := getLive(ctx, ro.client, obj)
+			if err != nil {
+				if f, ok := asFailure(err); ok {
+					return r.failStart(ro, f)
+				}
+				return halt, err
+			}
+			if live == nil {
+				continue
+			}
+			gone = false
+			if !managedBySync(live) {
+				return r.failStart(ro, &failure{reason: syncv1.ReasonHookFailed, message: fmt.Sprintf(
+					"%s hook %s: an object of that name exists that Kuvryn Sync did not create; a hook must be created by the rollout",
+					stage, idOf(obj))})
+			}
+			if live.GetDeletionTimestamp() != nil {
+				if err := releaseHook(ctx, ro.client, live); err != nil {
+					return halt, err
+				}
+				continue
+			}
+			if err := deleteObject(ctx, ro.client, live); err != nil {
+				if f, ok := asFailure(classify(obj, "delete previous hook", err, syncv1.ReasonHookFailed)); ok {
+					return r.failStart(ro, f)
+				}
+				return halt, fmt.Errorf("deleting previous hook %s: %w", idOf(obj), err)
+			}
+		}
+	}
+	if !gone {
+		return waitFor(shortPoll), nil
+	}
+
+	st := &ro.rev.Status
+	st.Attempt++
+	st.Phase = syncv1.PhaseApplying
+	st.Hooks = nil
+	if len(hooks) > 0 {
+		st.Hooks = &syncv1.HookList{Items: hooks}
+	}
+	st.Waves = nil
+	for _, g := range ds.groups.Waves {
+		st.Waves = append(st.Waves, syncv1.WaveStatus{Wave: g.Wave, State: wavePending, Objects: int32(len(g.Objects))})
+	}
+	st.Inventory = nil
+	st.Health = syncv1.HealthProgressing
+	meta.RemoveStatusCondition(&st.Conditions, syncv1.ConditionHealthy)
+	ro.setRevCondition(syncv1.ConditionRolloutComplete, metav1.ConditionFalse, syncv1.ReasonProgressing,
+		fmt.Sprintf("attempt %d: %d pre-sync hook(s), %d wave(s), prune, %d post-sync hook(s)",
+			st.Attempt, len(ds.groups.PreSync), len(ds.groups.Waves), len(ds.groups.PostSync)))
+	ro.startHistory()
+	ro.app.Status.Health = syncv1.HealthProgressing
+	ro.normal(syncv1.ReasonProgressing, actionRollout, "rolling out Revision %s, attempt %d, %s",
+		ro.rev.Name, st.Attempt, planSummary(st.Plan))
+	return proceed, nil
+}
+
+// failStart fails a Revision whose attempt could not begin.
+func (r *Reconciler) failStart(ro *rollout, f *failure) (step, error) {
+	ro.rev.Status.Phase = syncv1.PhaseFailed
+	if ro.setRevCondition(syncv1.ConditionRolloutComplete, metav1.ConditionFalse, f.reason, f.message) {
+		ro.warning(f.reason, actionRollout, "Revision %s: %s", ro.rev.Name, f.message)
+	}
+	return halt, nil
+}
+
+func ptrTo[T any](v T) *T { return &v }

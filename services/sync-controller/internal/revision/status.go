@@ -1,0 +1,237 @@
+package revision
+
+import (
+	"context"
+	"fmt"
+	"unicode/utf8"
+
+	"k8s.io/apimachinery/pkg/api/equality"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	syncv1 "github.com/kuvryn/kuvryn-sync/apis/v1alpha1"
+	"github.com/kuvryn/kuvryn-sync/pkg/ssa"
+)
+
+// Condition types the sync-controller owns. Rendered belongs to the
+// source-controller and NotificationsReady to the notify-controller.
+var (
+	applicationConditions = []string{
+		syncv1.ConditionReady, syncv1.ConditionSynced, syncv1.ConditionHealthy,
+		syncv1.ConditionAwaitingApproval, syncv1.ConditionApproved,
+	}
+	revisionConditions = []string{
+		syncv1.ConditionPlanned, syncv1.ConditionAwaitingApproval, syncv1.ConditionApproved,
+		syncv1.ConditionRolloutComplete, syncv1.ConditionHealthy,
+	}
+)
+
+// ownedApplicationStatus is the part of app's status the sync-controller
+// applies: everything but desiredRevision, sourceCommit and other
+// controllers' conditions, which Server-Side Apply would otherwise take over.
+func ownedApplicationStatus(app *syncv1.Application) *syncv1.ApplicationStatus {
+	s := app.Status.DeepCopy()
+	s.DesiredRevision = ""
+	s.SourceCommit = ""
+	s.Conditions = ssa.Conditions(s.Conditions, applicationConditions)
+	return s
+}
+
+// ownedRevisionStatus is the part of rev's status the sync-controller
+// applies: everything but the render result.
+func ownedRevisionStatus(rev *syncv1.Revision) *syncv1.RevisionStatus {
+	s := rev.Status.DeepCopy()
+	s.Source = nil
+	s.Conditions = ssa.Conditions(s.Conditions, revisionConditions)
+	return s
+}
+
+// record writes the owned parts of both statuses that changed since they
+// were read or last written, then emits the Events they explain. Every step
+// of a rollout is recorded before the next begins, so a restarted controller
+// resumes from status.
+func (r *Reconciler) record(ctx context.Context, ro *rollout) error {
+	ro.summarize()
+	if ro.rev != nil {
+		ro.rev.Status.ObservedGeneration = ro.rev.Generation
+		if owned := ownedRevisionStatus(ro.rev); !equality.Semantic.DeepEqual(owned, ro.writtenRev) {
+			if err := ssa.ApplyStatus(ctx, r.Client, ro.rev, syncv1.FieldManagerSync, owned); err != nil {
+				return fmt.Errorf("recording status of Revision %s/%s: %w", ro.rev.Namespace, ro.rev.Name, err)
+			}
+			ro.writtenRev = owned
+		}
+	}
+	if owned := ownedApplicationStatus(ro.app); !equality.Semantic.DeepEqual(owned, ro.writtenApp) {
+		if err := ssa.ApplyStatus(ctx, r.Client, ro.app, syncv1.FieldManagerSync, owned); err != nil {
+			return fmt.Errorf("recording status of Application %s/%s: %w", ro.app.Namespace, ro.app.Name, err)
+		}
+		ro.writtenApp = owned
+	}
+	r.emit(ro)
+	return nil
+}
+
+// summarize derives the Application's phase, sync state and conditions from
+// the desired Revision, so they are computed in one place.
+func (ro *rollout) summarize() {
+	app := &ro.app.Status
+	app.ObservedGeneration = ro.app.Generation
+	if ro.rev == nil {
+		app.Sync = syncv1.SyncStateUnknown
+		message := "waiting for the source-controller to render a desired Revision"
+		if name := ro.app.Status.DesiredRevision; name != "" {
+			message = fmt.Sprintf("waiting for the desired Revision %s to exist", name)
+		} else {
+			app.Phase = ""
+		}
+		ro.setAppCondition(syncv1.ConditionSynced, metav1.ConditionUnknown, syncv1.ReasonProgressing, message)
+		ro.setReady()
+		return
+	}
+	app.Phase = ro.rev.Status.Phase
+	if !ro.settled() || ro.rev.Status.Phase != syncv1.PhaseHealthy || app.DeployedRevision != ro.rev.Name {
+		app.Sync = syncv1.SyncStateOutOfSync
+	}
+
+	if app.Sync == syncv1.SyncStateSynced {
+		ro.setAppCondition(syncv1.ConditionSynced, metav1.ConditionTrue, syncv1.ReasonSucceeded,
+			fmt.Sprintf("Revision %s is deployed and live state matches it", ro.rev.Name))
+	} else {
+		reason, message := ro.syncBlocker()
+		ro.setAppCondition(syncv1.ConditionSynced, metav1.ConditionFalse, reason, message)
+	}
+
+	awaiting := meta.FindStatusCondition(ro.rev.Status.Conditions, syncv1.ConditionAwaitingApproval)
+	if awaiting != nil && awaiting.Status == metav1.ConditionTrue {
+		ro.setAppCondition(syncv1.ConditionAwaitingApproval, metav1.ConditionTrue, awaiting.Reason, awaiting.Message)
+	} else if meta.FindStatusCondition(app.Conditions, syncv1.ConditionAwaitingApproval) != nil {
+		ro.setAppCondition(syncv1.ConditionAwaitingApproval, metav1.ConditionFalse, syncv1.ReasonProgressing,
+			fmt.Sprintf("Revision %s is not waiting for approval", ro.rev.Name))
+	}
+	ro.setHealthy()
+	ro.setReady()
+}
+
+// setHealthy reports the health state as a condition.
+func (ro *rollout) setHealthy() {
+	switch h := ro.app.Status.Health; h {
+	case "":
+	case syncv1.HealthHealthy:
+		ro.setAppCondition(syncv1.ConditionHealthy, metav1.ConditionTrue, syncv1.ReasonSucceeded, "every applied object is Healthy")
+	case syncv1.HealthDegraded, syncv1.HealthMissing:
+		ro.setAppCondition(syncv1.ConditionHealthy, metav1.ConditionFalse, syncv1.ReasonHealthFailure, healthMessage(ro.rev, h))
+	default:
+		ro.setAppCondition(syncv1.ConditionHealthy, metav1.ConditionUnknown, syncv1.ReasonProgressing, healthMessage(ro.rev, h))
+	}
+}
+
+// healthMessage is the Revision's own account of its health, if it has one.
+func healthMessage(rev *syncv1.Revision, h syncv1.HealthState) string {
+	if c := meta.FindStatusCondition(rev.Status.Conditions, syncv1.ConditionHealthy); c != nil && c.Status != metav1.ConditionTrue {
+		return c.Message
+	}
+	return fmt.Sprintf("Revision %s is %s", rev.Name, h)
+}
+
+// syncBlocker says why the Application is not Synced: a refusal, a failed
+// step of the desired Revision, a pending approval or a rollout in progress.
+func (ro *rollout) syncBlocker() (reason, message string) {
+	if ro.blocked != nil {
+		return ro.blocked.reason, ro.blocked.message
+	}
+	if ro.drift != nil {
+		return ro.drift.reason, fmt.Sprintf("live state drifted from Revision %s and cannot be corrected: %s", ro.rev.Name, ro.drift.message)
+	}
+	conds := ro.rev.Status.Conditions
+	if c := meta.FindStatusCondition(conds, syncv1.ConditionPlanned); c != nil && c.Status == metav1.ConditionFalse {
+		return c.Reason, c.Message
+	}
+	if ro.rev.Status.Phase == syncv1.PhaseFailed {
+		if c := meta.FindStatusCondition(conds, syncv1.ConditionRolloutComplete); c != nil {
+			return c.Reason, c.Message
+		}
+	}
+	if c := meta.FindStatusCondition(conds, syncv1.ConditionAwaitingApproval); c != nil && c.Status == metav1.ConditionTrue {
+		return c.Reason, c.Message
+	}
+	if ro.settled() && ro.rev.Status.Phase == syncv1.PhaseHealthy {
+		return syncv1.ReasonProgressing, fmt.Sprintf("live state differs from Revision %s", ro.rev.Name)
+	}
+	return syncv1.ReasonProgressing, fmt.Sprintf("rolling out Revision %s", ro.rev.Name)
+}
+
+// setReady sums Synced and Healthy up.
+func (ro *rollout) setReady() {
+	app := &ro.app.Status
+	synced := meta.FindStatusCondition(app.Conditions, syncv1.ConditionSynced)
+	switch {
+	case synced != nil && synced.Status != metav1.ConditionTrue:
+		ro.setAppCondition(syncv1.ConditionReady, metav1.ConditionFalse, synced.Reason, synced.Message)
+	case app.Health == syncv1.HealthHealthy:
+		ro.setAppCondition(syncv1.ConditionReady, metav1.ConditionTrue, syncv1.ReasonSucceeded,
+			fmt.Sprintf("Revision %s is deployed and Healthy", app.DeployedRevision))
+	case app.Health == syncv1.HealthDegraded || app.Health == syncv1.HealthMissing:
+		ro.setAppCondition(syncv1.ConditionReady, metav1.ConditionFalse, syncv1.ReasonHealthFailure,
+			fmt.Sprintf("Revision %s is deployed but %s", app.DeployedRevision, app.Health))
+	default:
+		ro.setAppCondition(syncv1.ConditionReady, metav1.ConditionFalse, syncv1.ReasonProgressing,
+			fmt.Sprintf("Revision %s is deployed and becoming Healthy", app.DeployedRevision))
+	}
+}
+
+func (ro *rollout) setAppCondition(typ string, status metav1.ConditionStatus, reason, message string) bool {
+	return setCondition(&ro.app.Status.Conditions, ro.app.Generation, typ, status, reason, message)
+}
+
+func (ro *rollout) setRevCondition(typ string, status metav1.ConditionStatus, reason, message string) bool {
+	return setCondition(&ro.rev.Status.Conditions, ro.rev.Generation, typ, status, reason, message)
+}
+
+// setCondition sets one condition and reports whether its status or reason
+// changed, which is when a lifecycle Event is due.
+func setCondition(conds *[]metav1.Condition, generation int64, typ string, status metav1.ConditionStatus, reason, message string) bool {
+	before := meta.FindStatusCondition(*conds, typ)
+	transition := before == nil || before.Status != status || before.Reason != reason
+	meta.SetStatusCondition(conds, metav1.Condition{
+		Type:               typ,
+		Status:             status,
+		Reason:             reason,
+		Message:            bounded(message, syncv1.MaxMessageBytes),
+		ObservedGeneration: generation,
+	})
+	return transition
+}
+
+// bounded cuts s to at most limit bytes on a rune boundary, marking the cut.
+func bounded(s string, limit int) string {
+	if len(s) <= limit {
+		return s
+	}
+	const ellipsis = "..."
+	cut := limit - len(ellipsis)
+	for cut > 0 && !utf8.RuneStart(s[cut]) {
+		cut--
+	}
+	return s[:cut] + ellipsis
+}
+
+// failPlan fails a Revision before anything was applied.
+func (ro *rollout) failPlan(f *failure) {
+	ro.rev.Status.Phase = syncv1.PhaseFailed
+	if ro.setRevCondition(syncv1.ConditionPlanned, metav1.ConditionFalse, f.reason, f.message) {
+		ro.warning(f.reason, actionPlan, "Revision %s: %s", ro.rev.Name, f.message)
+	}
+}
+
+// failRollout fails the attempt under way and stops its later groups.
+func (ro *rollout) failRollout(f *failure) {
+	ro.rev.Status.Phase = syncv1.PhaseFailed
+	ro.setRevCondition(syncv1.ConditionRolloutComplete, metav1.ConditionFalse, f.reason, f.message)
+	for i := range ro.rev.Status.Waves {
+		if ro.rev.Status.Waves[i].State == waveApplying {
+			ro.rev.Status.Waves[i].State = waveFailed
+		}
+	}
+	ro.finishHistory(syncv1.PhaseFailed, f.reason)
+	ro.warning(f.reason, actionRollout, "Revision %s attempt %d failed: %s", ro.rev.Name, ro.rev.Status.Attempt, f.message)
+}

@@ -1,0 +1,231 @@
+package revision
+
+import (
+	"context"
+	"fmt"
+	"maps"
+	"sync"
+	"time"
+
+	authorizationv1 "k8s.io/api/authorization/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller"
+	"sigs.k8s.io/controller-runtime/pkg/event"
+	"sigs.k8s.io/controller-runtime/pkg/handler"
+	"sigs.k8s.io/controller-runtime/pkg/predicate"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+	"sigs.k8s.io/controller-runtime/pkg/source"
+)
+
+// driftWatches watches the kinds Applications manage, where the controller
+// may list and watch them, so that a change to an applied object brings its
+// Application back at once instead of at the next resync. Which objects
+// belong to which Application is kept in memory, refreshed from the
+// inventories each reconcile records; it only routes events, so losing it
+// on a restart loses nothing: every Application reconciles at start.
+type driftWatches struct {
+	controller controller.Controller
+	cache      cache.Cache
+	// recheck is how often a kind the controller may not watch is asked about again.
+	recheck time.Duration
+
+	mu sync.Mutex
+	// checked says when a kind was last asked about.
+	checked map[schema.GroupVersionKind]time.Time
+	// watching are kinds with a watch.
+	watching map[schema.GroupKind]bool
+	// byObject routes an object to the Applications that applied it.
+	byObject map[objectID]map[types.NamespacedName]bool
+	// byApplication are the objects last recorded for an Application.
+	byApplication map[types.NamespacedName][]objectID
+}
+
+func newDriftWatches(c controller.Controller, ca cache.Cache, recheck time.Duration) *driftWatches {
+	return &driftWatches{
+		controller:    c,
+		cache:         ca,
+		recheck:       recheck,
+		checked:       make(map[schema.GroupVersionKind]time.Time),
+		watching:      make(map[schema.GroupKind]bool),
+		byObject:      make(map[objectID]map[types.NamespacedName]bool),
+		byApplication: make(map[types.NamespacedName][]objectID),
+	}
+}
+
+// track records the objects an Application applied, replacing what was
+// recorded before.
+func (w *driftWatches) track(app types.NamespacedName, ids []objectID) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	for _, id := range w.byApplication[app] {
+		delete(w.byObject[id], app)
+		if len(w.byObject[id]) == 0 {
+			delete(w.byObject, id)
+		}
+	}
+	w.byApplication[app] = ids
+	for _, id := range ids {
+		if w.byObject[id] == nil {
+			w.byObject[id] = make(map[types.NamespacedName]bool)
+		}
+		w.byObject[id][app] = true
+	}
+}
+
+func (w *driftWatches) applicationsOf(id objectID) []reconcile.Request {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	var reqs []reconcile.Request
+	for app := range w.byObject[id] {
+		reqs = append(reqs, reconcile.Request{NamespacedName: app})
+	}
+	return reqs
+}
+
+// due returns the kinds among gvks not asked about within recheck (once,
+// if recheck is 0), and marks them asked.
+func (w *driftWatches) due(gvks []schema.GroupVersionKind, now time.Time) []schema.GroupVersionKind {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	var out []schema.GroupVersionKind
+	for _, gvk := range gvks {
+		if w.watching[gvk.GroupKind()] {
+			continue
+		}
+		last, seen := w.checked[gvk]
+		if seen && (w.recheck <= 0 || now.Sub(last) < w.recheck) {
+			continue
+		}
+		w.checked[gvk] = now
+		out = append(out, gvk)
+	}
+	return out
+}
+
+// forget makes gvk due again, after asking about it failed.
+func (w *driftWatches) forget(gvk schema.GroupVersionKind) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	delete(w.checked, gvk)
+}
+
+// ensureWatches asks, with a SelfSubjectAccessReview per verb, whether the
+// controller may list and watch each due kind across namespaces, and
+// watches the metadata of those it may.
+func (r *Reconciler) ensureWatches(ctx context.Context, ro *rollout) error {
+	w := r.watches
+	if w == nil || ro.rev == nil || ro.rev.Status.Inventory == nil {
+		return nil
+	}
+	hooks := map[objectID]bool{}
+	if ro.rev.Status.Hooks != nil {
+		for _, h := range ro.rev.Status.Hooks.Items {
+			hooks[idOfRef(h.ObjectRef)] = true
+		}
+	}
+	var ids []objectID
+	kinds := map[schema.GroupVersionKind]bool{}
+	var gvks []schema.GroupVersionKind
+	for _, e := range ro.rev.Status.Inventory.Entries {
+		obj, err := parseInventoryEntry(e)
+		if err != nil || hooks[idOf(obj)] {
+			// Hooks run once per attempt; their changes are never drift.
+			continue
+		}
+		ids = append(ids, idOf(obj))
+		if gvk := obj.GroupVersionKind(); !kinds[gvk] {
+			kinds[gvk] = true
+			gvks = append(gvks, gvk)
+		}
+	}
+	w.track(types.NamespacedName{Namespace: ro.app.Namespace, Name: ro.app.Name}, ids)
+
+	for _, gvk := range w.due(gvks, time.Now()) {
+		allowed, err := r.mayListAndWatch(ctx, gvk)
+		if err != nil {
+			w.forget(gvk)
+			return err
+		}
+		if !allowed {
+			r.log(ctx).Info("not watching kind for drift: the controller may not list and watch it; it is re-checked every --drift-resync-interval",
+				"kind", gvk.GroupKind().String())
+			continue
+		}
+		if err := w.watch(gvk); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// mayListAndWatch asks the API server whether the controller may list and
+// watch gvk in every namespace.
+func (r *Reconciler) mayListAndWatch(ctx context.Context, gvk schema.GroupVersionKind) (bool, error) {
+	mapping, err := r.Mapper.RESTMapping(gvk.GroupKind(), gvk.Version)
+	if err != nil {
+		// A kind no longer served cannot drift.
+		return false, nil
+	}
+	for _, verb := range []string{"list", "watch"} {
+		review := &authorizationv1.SelfSubjectAccessReview{Spec: authorizationv1.SelfSubjectAccessReviewSpec{
+			ResourceAttributes: &authorizationv1.ResourceAttributes{
+				Verb: verb, Group: gvk.Group, Version: gvk.Version, Resource: mapping.Resource.Resource,
+			},
+		}}
+		if err := r.Client.Create(ctx, review); err != nil {
+			return false, fmt.Errorf("asking whether the controller may %s %s: %w", verb, mapping.Resource.GroupResource(), err)
+		}
+		if !review.Status.Allowed {
+			return false, nil
+		}
+	}
+	return true, nil
+}
+
+// watch starts a metadata-only watch on gvk that brings back the
+// Applications owning a changed or deleted object.
+func (w *driftWatches) watch(gvk schema.GroupVersionKind) error {
+	w.mu.Lock()
+	if w.watching[gvk.GroupKind()] {
+		w.mu.Unlock()
+		return nil
+	}
+	w.watching[gvk.GroupKind()] = true
+	w.mu.Unlock()
+
+	obj := &metav1.PartialObjectMetadata{}
+	obj.SetGroupVersionKind(gvk)
+	route := func(_ context.Context, o client.Object) []reconcile.Request {
+		return w.applicationsOf(objectID{Group: gvk.Group, Kind: gvk.Kind, Namespace: o.GetNamespace(), Name: o.GetName()})
+	}
+	src := source.Kind(w.cache, client.Object(obj), handler.EnqueueRequestsFromMapFunc(route), changedByUser())
+	if err := w.controller.Watch(src); err != nil {
+		w.mu.Lock()
+		delete(w.watching, gvk.GroupKind())
+		w.mu.Unlock()
+		return fmt.Errorf("watching %s for drift: %w", gvk.GroupKind(), err)
+	}
+	return nil
+}
+
+// changedByUser lets through deletions and changes of what is applied:
+// the spec (a new generation), or anything of kinds that keep no
+// generation, and labels and annotations. Status updates and the initial
+// list are left out, so drift checks run when something could have drifted.
+func changedByUser() predicate.Predicate {
+	return predicate.Funcs{
+		CreateFunc: func(event.CreateEvent) bool { return false },
+		UpdateFunc: func(e event.UpdateEvent) bool {
+			before, after := e.ObjectOld, e.ObjectNew
+			return after.GetGeneration() == 0 || before.GetGeneration() != after.GetGeneration() ||
+				!maps.Equal(before.GetLabels(), after.GetLabels()) ||
+				!maps.Equal(before.GetAnnotations(), after.GetAnnotations())
+		},
+		DeleteFunc:  func(event.DeleteEvent) bool { return true },
+		GenericFunc: func(event.GenericEvent) bool { return false },
+	}
+}
