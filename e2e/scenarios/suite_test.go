@@ -17,6 +17,8 @@ import (
 
 	syncv1 "github.com/kuvryn/kuvryn-sync/apis/v1alpha1"
 	"github.com/kuvryn/kuvryn-sync/e2e/harness"
+	"github.com/kuvryn/kuvryn-sync/pkg/controlplane"
+	"github.com/kuvryn/kuvryn-sync/pkg/testgit"
 )
 
 var env *harness.Env
@@ -40,10 +42,7 @@ func run(m *testing.M) int {
 		return 1
 	}
 	defer env.Stop()
-	_, err = env.StartService(ctx, "source-controller", "--source-cache-dir="+filepath.Join(dir, "cache"))
-	if err == nil {
-		_, err = env.StartService(ctx, "sync-controller")
-	}
+	err = startServices(ctx, dir)
 	cancel()
 	if err != nil {
 		fmt.Println(err)
@@ -54,6 +53,23 @@ func run(m *testing.M) int {
 		fmt.Println(env.Logs(80))
 	}
 	return code
+}
+
+// startServices starts the source-controller and the sync-controller with
+// its admission webhook registered (failurePolicy Fail), and waits until the
+// webhook serves.
+func startServices(ctx context.Context, dir string) error {
+	if _, err := env.StartService(ctx, "source-controller", "--source-cache-dir="+filepath.Join(dir, "cache")); err != nil {
+		return err
+	}
+	flags, err := env.EnableWebhooks(ctx)
+	if err != nil {
+		return err
+	}
+	if _, err := env.StartService(ctx, "sync-controller", flags...); err != nil {
+		return err
+	}
+	return controlplane.WaitForWebhooks(ctx, env.Client, "default", 2*time.Minute)
 }
 
 // namespace creates a namespace with the "deployer" ServiceAccount.
@@ -90,7 +106,7 @@ func get[T client.Object](t *testing.T, obj T, ns, name string) T {
 
 // repository serves a Git repository with files and creates a Repository
 // polling it every few seconds.
-func repository(t *testing.T, ns, name string, files map[string]string) *syncv1.Repository {
+func repository(t *testing.T, ns, name string, files map[string]string) *testgit.Repo {
 	t.Helper()
 	r, err := env.Git.CreateRepo(ns + "-" + name)
 	if err != nil {
@@ -109,7 +125,7 @@ func repository(t *testing.T, ns, name string, files map[string]string) *syncv1.
 	if err := env.Client.Create(t.Context(), repo); err != nil {
 		t.Fatal(err)
 	}
-	return repo
+	return r
 }
 
 func hasWarning(t *testing.T, ns, reason string) bool {

@@ -13,6 +13,7 @@ import (
 
 	"github.com/kuvryn/kuvryn-sync/pkg/manager"
 	"github.com/kuvryn/kuvryn-sync/services/sync-controller/internal/revision"
+	"github.com/kuvryn/kuvryn-sync/services/sync-controller/internal/webhook"
 )
 
 // concurrentReconciles is how many Applications roll out at once.
@@ -29,6 +30,9 @@ func main() {
 	manager.Main(manager.Service{Name: "sync-controller", Flags: flags}, func(mgr ctrl.Manager) error {
 		if o.DriftResyncInterval < 0 {
 			return fmt.Errorf("--drift-resync-interval %s is negative; use 0 to disable the drift re-check", o.DriftResyncInterval)
+		}
+		if err := webhook.Setup(mgr, mgr.GetAPIReader()); err != nil {
+			return err
 		}
 		return revision.New(mgr, o).SetupWithManager(context.Background(), mgr)
 	})

@@ -193,7 +193,14 @@ func run(root, dir string) error {
 	if _, err := env.StartService(ctx, "source-controller", "--source-cache-dir="+filepath.Join(dir, "cache")); err != nil {
 		return err
 	}
-	if _, err := env.StartService(ctx, "sync-controller"); err != nil {
+	webhookFlags, err := env.EnableWebhooks(ctx)
+	if err != nil {
+		return err
+	}
+	if _, err := env.StartService(ctx, "sync-controller", webhookFlags...); err != nil {
+		return err
+	}
+	if err := controlplane.WaitForWebhooks(ctx, env.Client, namespace, 2*time.Minute); err != nil {
 		return err
 	}
 	repo, err := env.Git.CreateRepo("platform")

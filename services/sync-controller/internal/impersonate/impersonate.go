@@ -52,10 +52,10 @@ func (c *Clients) For(sa types.NamespacedName) (client.Client, error) {
 		return cl, nil
 	}
 	cfg := rest.CopyConfig(c.config)
-	cfg.Impersonate = rest.ImpersonationConfig{
-		UserName: UserName(sa),
-		Groups:   serviceaccount.MakeGroupNames(sa.Namespace),
-	}
+	// Only the user name: the API server adds a service account's groups
+	// itself, so the controller needs impersonate on serviceaccounts alone,
+	// never on groups (which would let it act as any group).
+	cfg.Impersonate = rest.ImpersonationConfig{UserName: UserName(sa)}
 	cl, err := client.New(cfg, client.Options{Scheme: c.scheme, Mapper: c.mapper})
 	if err != nil {
 		return nil, fmt.Errorf("building a client for service account %s: %w", UserName(sa), err)

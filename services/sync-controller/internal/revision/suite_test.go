@@ -467,7 +467,7 @@ var controllerRules = []rbacv1.PolicyRule{
 	{APIGroups: []string{syncv1.GroupVersion.Group}, Resources: []string{"applications", "revisions"}, Verbs: []string{"get", "list", "watch", "delete"}},
 	{APIGroups: []string{syncv1.GroupVersion.Group}, Resources: []string{"applications/status", "revisions/status"}, Verbs: []string{"get", "patch", "update"}},
 	{APIGroups: []string{""}, Resources: []string{"secrets", "serviceaccounts"}, Verbs: []string{"get"}},
-	{APIGroups: []string{""}, Resources: []string{"serviceaccounts", "users", "groups"}, Verbs: []string{"impersonate"}},
+	{APIGroups: []string{""}, Resources: []string{"serviceaccounts"}, Verbs: []string{"impersonate"}},
 	{APIGroups: []string{"events.k8s.io"}, Resources: []string{"events"}, Verbs: []string{"create", "patch", "update"}},
 }
 
