@@ -66,7 +66,7 @@ test: testbin verify-generated lint unit e2e ## Everything CI runs: generated fi
 
 .PHONY: unit
 unit: testbin ## Unit tests and tests against the real API server.
-	$(GO) test -count=1 -timeout 30m $(UNIT_PKGS)
+	$(GO) test -count=1 -p 1 -timeout 30m $(UNIT_PKGS)
 
 .PHONY: e2e
 e2e: testbin build ## API validation and end-to-end scenarios on the local control plane.

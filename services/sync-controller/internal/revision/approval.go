@@ -3,15 +3,18 @@ package revision
 import (
 	"context"
 	"fmt"
+	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	syncv1 "github.com/kuvryn/kuvryn-sync/apis/v1alpha1"
 )
 
-// awaitApproval lets a planned Revision of an automatic Application start,
-// and stops one of a manual Application in AwaitingApproval, applying
-// nothing, until it is approved.
+// awaitApproval lets a planned Revision of an automatic Application start.
+// A manual Application's Revision starts only while its approval names this
+// Revision and its current plan digest and was not used by an earlier
+// attempt; otherwise it waits in AwaitingApproval, applying nothing, and an
+// approval whose plan changed since is reported as ApprovalStale.
 func (r *Reconciler) awaitApproval(_ context.Context, ro *rollout) (step, error) {
 	if !ro.beforeRollout() || ro.approved() {
 		return proceed, nil
@@ -20,10 +23,55 @@ func (r *Reconciler) awaitApproval(_ context.Context, ro *rollout) (step, error)
 		return halt, nil
 	}
 	ro.rev.Status.Phase = syncv1.PhaseAwaitingApproval
+	digest := ro.rev.Status.Plan.Digest
+	if rec := ro.approvalRequest(); rec != nil && rec.Digest != digest && !ro.approvalUsed(rec) {
+		message := fmt.Sprintf("Revision %s: the approval by %s of plan %s is stale: desired or live state changed and the plan is now %s; approve again with `ksync approve %s -n %s`",
+			ro.rev.Name, rec.By, rec.Digest, digest, ro.app.Name, ro.app.Namespace)
+		if ro.setRevCondition(syncv1.ConditionAwaitingApproval, metav1.ConditionTrue, syncv1.ReasonApprovalStale, message) {
+			ro.warning(syncv1.ReasonApprovalStale, actionApprove, "%s", message)
+		}
+		return halt, nil
+	}
 	message := fmt.Sprintf("Revision %s waits for approval of plan %s: run `ksync approve %s -n %s`",
-		ro.rev.Name, ro.rev.Status.Plan.Digest, ro.app.Name, ro.app.Namespace)
+		ro.rev.Name, digest, ro.app.Name, ro.app.Namespace)
 	if ro.setRevCondition(syncv1.ConditionAwaitingApproval, metav1.ConditionTrue, syncv1.ReasonAwaitingApproval, message) {
 		ro.normal(syncv1.ReasonAwaitingApproval, actionApprove, "%s", message)
 	}
 	return halt, nil
+}
+
+// approved reports whether the desired Revision may start a rollout now.
+func (ro *rollout) approved() bool {
+	if ro.app.Spec.Sync.Automatic {
+		return true
+	}
+	rec := ro.approvalRequest()
+	return rec != nil && ro.rev.Status.Plan != nil && rec.Digest == ro.rev.Status.Plan.Digest && !ro.approvalUsed(rec)
+}
+
+// approvalRequest is the approval the admission webhook recorded on the
+// Application for this Revision, or nil if there is none.
+func (ro *rollout) approvalRequest() *syncv1.ApprovalRecord {
+	a := ro.app.Annotations
+	if a[syncv1.ApprovedRevisionAnnotation] != ro.rev.Name || a[syncv1.ApprovedDigestAnnotation] == "" {
+		return nil
+	}
+	at, err := time.Parse(time.RFC3339, a[syncv1.ApprovedAtAnnotation])
+	if err != nil {
+		return nil
+	}
+	return &syncv1.ApprovalRecord{
+		Revision: ro.rev.Name,
+		By:       a[syncv1.ApprovedByAnnotation],
+		At:       metav1.NewTime(at),
+		Digest:   a[syncv1.ApprovedDigestAnnotation],
+	}
+}
+
+// approvalUsed reports whether an earlier attempt of this Revision already
+// rolled out under rec: one approval covers one rollout, so a later one
+// (self-heal, a retry) needs a fresh approval.
+func (ro *rollout) approvalUsed(rec *syncv1.ApprovalRecord) bool {
+	used := ro.rev.Status.Approval
+	return used != nil && used.By == rec.By && used.Digest == rec.Digest && used.At.Equal(&rec.At)
 }

@@ -121,11 +121,6 @@ func (ro *rollout) beforeRollout() bool {
 	return ro.rev != nil && !ro.rolling() && !ro.settled()
 }
 
-// approved reports whether the desired Revision may roll out.
-func (ro *rollout) approved() bool {
-	return ro.app.Spec.Sync.Automatic
-}
-
 // hookStatus is the status entry of a hook in this attempt, nil if none.
 func (ro *rollout) hookStatus(obj *unstructured.Unstructured) *syncv1.HookStatus {
 	if ro.rev.Status.Hooks == nil {

@@ -68,6 +68,10 @@ func (r *Reconciler) startRollout(ctx context.Context, ro *rollout) (step, error
 	st := &ro.rev.Status
 	st.Attempt++
 	st.Phase = syncv1.PhaseApplying
+	st.Approval = nil
+	if !ro.app.Spec.Sync.Automatic {
+		st.Approval = ro.approvalRequest()
+	}
 	st.Hooks = nil
 	if len(hooks) > 0 {
 		st.Hooks = &syncv1.HookList{Items: hooks}
