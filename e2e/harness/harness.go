@@ -314,3 +314,18 @@ roleRef: {apiGroup: rbac.authorization.k8s.io, kind: ClusterRole, name: admin}
 subjects: [{kind: ServiceAccount, name: deployer, namespace: %[1]s}]
 `, name)))
 }
+
+// UserKubeconfig writes a kubeconfig authenticating as a new user with a
+// client certificate, for running ksync as someone other than admin.
+func (e *Env) UserKubeconfig(user, path string) error {
+	cfg, err := e.CP.AddUser(user)
+	if err != nil {
+		return err
+	}
+	kc := clientcmdapi.NewConfig()
+	kc.Clusters["local"] = &clientcmdapi.Cluster{Server: cfg.Host, CertificateAuthorityData: cfg.CAData}
+	kc.AuthInfos[user] = &clientcmdapi.AuthInfo{ClientCertificateData: cfg.CertData, ClientKeyData: cfg.KeyData}
+	kc.Contexts["local"] = &clientcmdapi.Context{Cluster: "local", AuthInfo: user}
+	kc.CurrentContext = "local"
+	return clientcmd.WriteToFile(*kc, path)
+}
