@@ -11,7 +11,6 @@ import (
 	"testing"
 	"time"
 
-	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -126,18 +125,4 @@ func repository(t *testing.T, ns, name string, files map[string]string) *testgit
 		t.Fatal(err)
 	}
 	return r
-}
-
-func hasWarning(t *testing.T, ns, reason string) bool {
-	t.Helper()
-	var events corev1.EventList
-	if err := env.Client.List(t.Context(), &events, client.InNamespace(ns)); err != nil {
-		t.Fatal(err)
-	}
-	for _, e := range events.Items {
-		if e.Type == corev1.EventTypeWarning && e.Reason == reason {
-			return true
-		}
-	}
-	return false
 }
