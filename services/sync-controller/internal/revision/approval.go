@@ -42,7 +42,7 @@ func (r *Reconciler) awaitApproval(_ context.Context, ro *rollout) (step, error)
 
 // approved reports whether the desired Revision may start a rollout now.
 func (ro *rollout) approved() bool {
-	if ro.app.Spec.Sync.Automatic {
+	if ro.app.Spec.Sync.Automatic || ro.rollback != nil {
 		return true
 	}
 	rec := ro.approvalRequest()

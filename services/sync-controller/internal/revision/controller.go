@@ -226,9 +226,9 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (result ct
 }
 
 func (r *Reconciler) reconcile(ctx context.Context, ro *rollout) (ctrl.Result, error) {
-	name := ro.app.Status.DesiredRevision
-	if name == "" {
-		return ctrl.Result{}, nil
+	name, err := r.target(ctx, ro)
+	if err != nil || name == "" {
+		return ctrl.Result{}, err
 	}
 	rev := &syncv1.Revision{}
 	if err := r.APIReader.Get(ctx, types.NamespacedName{Namespace: ro.app.Namespace, Name: name}, rev); err != nil {
@@ -240,7 +240,7 @@ func (r *Reconciler) reconcile(ctx context.Context, ro *rollout) (ctrl.Result, e
 		return ctrl.Result{}, fmt.Errorf("reading desired Revision %s/%s: %w", ro.app.Namespace, name, err)
 	}
 	if rev.Spec.ApplicationName != ro.app.Name {
-		return ctrl.Result{}, fmt.Errorf("desired Revision %s/%s belongs to Application %q, not %q",
+		return ctrl.Result{}, fmt.Errorf("Revision %s/%s belongs to Application %q, not %q",
 			rev.Namespace, rev.Name, rev.Spec.ApplicationName, ro.app.Name)
 	}
 	ro.setRevision(rev)

@@ -19,6 +19,7 @@ func (ro *rollout) startHistory() {
 		Result:    syncv1.PhaseApplying,
 		StartedAt: ro.now.DeepCopy(),
 		Approval:  ro.rev.Status.Approval.DeepCopy(),
+		Rollback:  ro.rev.Status.Approval != nil && ro.rev.Status.Approval.Rollback,
 	}
 	if ro.rev.Status.Source != nil {
 		entry.SourceCommit = ro.rev.Status.Source.Commit

@@ -61,7 +61,12 @@ func TestHooks_FailedPreSyncHookFailsRevisionAndStopsLaterWaves(t *testing.T) {
 		}
 	}
 
-	app := e.application("shop")
+	// The Revision's status is written before the Application's.
+	var app *syncv1.Application
+	eventually(t, "the Application to record the failed attempt", func() bool {
+		app = e.application("shop")
+		return len(app.Status.History) > 0 && app.Status.History[0].Result != syncv1.PhaseApplying
+	}, nil)
 	if c := condition(app.Status.Conditions, syncv1.ConditionReady); c.Status != "False" || c.Reason != syncv1.ReasonHookFailed {
 		t.Errorf("Application Ready = %+v, want False with reason HookFailed", c)
 	}

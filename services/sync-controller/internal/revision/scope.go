@@ -35,6 +35,10 @@ type rollout struct {
 	// blocked keeps the rollout from starting: a refused service account.
 	blocked *failure
 
+	// rollback is the recorded rollback request that rev is the target of
+	// and that no attempt has acted on yet; it is the attempt's approval.
+	rollback *syncv1.ApprovalRecord
+
 	// desired is rev's desired state, read once per reconcile.
 	desired *desiredState
 

@@ -69,7 +69,15 @@ func (r *Reconciler) startRollout(ctx context.Context, ro *rollout) (step, error
 	st.Attempt++
 	st.Phase = syncv1.PhaseApplying
 	st.Approval = nil
-	if !ro.app.Spec.Sync.Automatic {
+	switch {
+	case ro.rollback != nil:
+		st.Approval = ro.rollback
+		if d := ro.app.Status.DeployedRevision; d != "" && d != ro.rev.Name {
+			ro.app.Status.HeldRevision = d
+		}
+		ro.normal(syncv1.ReasonRolledBack, actionRollout, "rolling back to Revision %s as %s requested; holding Revision %s until a newer desired state",
+			ro.rev.Name, ro.rollback.By, ro.app.Status.HeldRevision)
+	case !ro.app.Spec.Sync.Automatic:
 		st.Approval = ro.approvalRequest()
 	}
 	st.Hooks = nil

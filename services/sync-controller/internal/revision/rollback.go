@@ -1,0 +1,80 @@
+package revision
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+
+	syncv1 "github.com/kuvryn/kuvryn-sync/apis/v1alpha1"
+)
+
+// target names the Revision this reconcile works on: the desired one, or
+// the target of a rollback request. A rollback request the webhook recorded
+// is acted on once, as its own approval, while the target's desired state is
+// the one recorded with it; the Revision rolled back from is then held (not
+// applied again) until a newer desired state arrives, which releases the
+// hold and is rolled out as usual.
+func (r *Reconciler) target(ctx context.Context, ro *rollout) (string, error) {
+	desired := ro.app.Status.DesiredRevision
+	req, err := r.rollbackRequest(ctx, ro)
+	if err != nil || req == nil {
+		return desired, err
+	}
+	if !req.consumed {
+		ro.rollback = &req.record
+		return req.record.Revision, nil
+	}
+	held := ro.app.Status.HeldRevision
+	if held == "" {
+		return desired, nil
+	}
+	if desired != held {
+		ro.app.Status.HeldRevision = ""
+		ro.normal(syncv1.ReasonProgressing, actionRollout, "Revision %s is no longer held: a newer desired state, Revision %s, arrived", held, desired)
+		return desired, nil
+	}
+	return req.record.Revision, nil
+}
+
+// rollbackRequest is the recorded rollback request of the Application, if
+// it names one of its Revisions whose desired state is still the recorded
+// one, and whether an attempt already acted on it.
+type rollbackRequest struct {
+	record   syncv1.ApprovalRecord
+	consumed bool
+}
+
+func (r *Reconciler) rollbackRequest(ctx context.Context, ro *rollout) (*rollbackRequest, error) {
+	a := ro.app.Annotations
+	name := a[syncv1.RollbackRequestedAnnotation]
+	if name == "" {
+		return nil, nil
+	}
+	at, err := time.Parse(time.RFC3339, a[syncv1.RollbackRequestedAtAnnotation])
+	if err != nil {
+		r.log(ctx).Info("ignoring a rollback request the webhook did not record", "revision", name)
+		return nil, nil
+	}
+	rev := &syncv1.Revision{}
+	if err := r.APIReader.Get(ctx, types.NamespacedName{Namespace: ro.app.Namespace, Name: name}, rev); err != nil {
+		if apierrors.IsNotFound(err) {
+			r.log(ctx).Info("rollback target not found", "revision", name)
+			return nil, nil
+		}
+		return nil, fmt.Errorf("reading rollback target Revision %s/%s: %w", ro.app.Namespace, name, err)
+	}
+	digest := a[syncv1.RollbackDesiredStateAnnotation]
+	if rev.Spec.ApplicationName != ro.app.Name || rev.Spec.DesiredState.Digest != digest {
+		return nil, nil
+	}
+	record := syncv1.ApprovalRecord{
+		Revision: name, By: a[syncv1.RollbackRequestedByAnnotation], At: metav1.NewTime(at), Digest: digest, Rollback: true,
+	}
+	used := rev.Status.Approval
+	consumed := used != nil && used.Rollback && used.By == record.By && used.At.Equal(&record.At)
+	return &rollbackRequest{record: record, consumed: consumed}, nil
+}
