@@ -32,7 +32,11 @@ func run(m *testing.M) int {
 		fmt.Println(err)
 		return 1
 	}
-	defer os.RemoveAll(dir)
+	defer func() {
+		if os.Getenv("KEEP_E2E") == "" {
+			os.RemoveAll(dir)
+		}
+	}()
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	env, err = harness.Start(ctx, harness.Options{Dir: dir})
 	if err != nil {

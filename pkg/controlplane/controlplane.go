@@ -172,7 +172,6 @@ func (cp *ControlPlane) startComponents(ctx context.Context, o Options) error {
 			"--use-service-account-credentials=false",
 			"--service-account-private-key-file=" + filepath.Join(apiserver.CertDir, "sa-signer.key"),
 			"--root-ca-file=" + caFile,
-			"--node-monitor-grace-period=20s",
 			"--concurrent-deployment-syncs=10",
 			"--concurrent-replicaset-syncs=10",
 			"--concurrent-job-syncs=10",
