@@ -49,6 +49,16 @@ func (ro *rollout) approved() bool {
 	return rec != nil && ro.rev.Status.Plan != nil && rec.Digest == ro.rev.Status.Plan.Digest && !ro.approvalUsed(rec)
 }
 
+// approvalPending reports whether a manual Application's approval of this
+// Revision waits to be checked against the current plan.
+func (ro *rollout) approvalPending() bool {
+	if ro.app.Spec.Sync.Automatic || ro.rollback != nil {
+		return false
+	}
+	rec := ro.approvalRequest()
+	return rec != nil && !ro.approvalUsed(rec)
+}
+
 // approvalRequest is the approval the admission webhook recorded on the
 // Application for this Revision, or nil if there is none.
 func (ro *rollout) approvalRequest() *syncv1.ApprovalRecord {

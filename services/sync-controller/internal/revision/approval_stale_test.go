@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	syncv1 "github.com/kuvryn/kuvryn-sync/apis/v1alpha1"
@@ -79,5 +80,35 @@ func TestApproval_StaleDigestWaitsAndAppliesNothing(t *testing.T) {
 	rev = e.waitForPhase(name, syncv1.PhaseHealthy)
 	if rev.Status.Approval == nil || rev.Status.Approval.By != "bob" {
 		t.Fatalf("status.approval = %+v, want bob's", rev.Status.Approval)
+	}
+}
+
+func TestApproval_LiveStateChangedAfterApprovalIsStale(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	e.startController(defaultOptions())
+	e.createApplication("shop", func(app *syncv1.Application) { app.Spec.Sync.Automatic = false })
+	name := e.publish("shop", configMap(t, "settings"))
+	reviewed := e.waitForPhase(name, syncv1.PhaseAwaitingApproval).Status.Plan.Digest
+
+	// Someone changes the live state after the plan was reviewed (a field
+	// the desired state does not set, so the new plan has no conflict)...
+	live := object(t, "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: settings\ndata:\n  other: added by hand\n")
+	live.SetNamespace(e.ns)
+	must(t, admin.Create(t.Context(), live))
+	// ...and the reviewed plan is approved.
+	e.approve("shop", name, "alice", reviewed)
+
+	eventually(t, "an ApprovalStale Event", func() bool {
+		return len(e.events("shop", syncv1.ReasonApprovalStale)) == 1
+	}, func() string { return describeRevision(e.revision(name)) })
+	rev := e.revision(name)
+	if rev.Status.Plan.Digest == reviewed || rev.Status.Approval != nil || rev.Status.Phase != syncv1.PhaseAwaitingApproval {
+		t.Fatalf("phase %s, plan %s, approval %+v: want a new plan, AwaitingApproval and no approval used",
+			rev.Status.Phase, rev.Status.Plan.Digest, rev.Status.Approval)
+	}
+	got := e.get("v1", "ConfigMap", "settings")
+	if _, found, _ := unstructured.NestedString(got.Object, "data", "key"); found {
+		t.Fatal("the stale approval applied the plan")
 	}
 }

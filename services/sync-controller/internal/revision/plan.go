@@ -25,7 +25,9 @@ func (r *Reconciler) plan(ctx context.Context, ro *rollout) (step, error) {
 	}
 	switch ro.rev.Status.Phase {
 	case syncv1.PhasePlanned, syncv1.PhaseAwaitingApproval, syncv1.PhaseApproved:
-		if ro.rev.Status.Plan != nil {
+		// An approval is checked against a fresh plan, so that one given
+		// before desired or live state changed is found stale.
+		if ro.rev.Status.Plan != nil && !ro.approvalPending() {
 			return proceed, nil
 		}
 	}
