@@ -92,6 +92,17 @@ func (e *env) printOptions(allNamespaces, wide bool) printers.Options {
 	}
 }
 
+// application connects and reads the named Application, the first step of
+// every command about one Application.
+func (e *env) application(c *cli.Context, name string) (client.Client, *syncv1.Application, error) {
+	k8s, namespace, err := e.connect(c)
+	if err != nil {
+		return nil, nil, err
+	}
+	app, err := getApplication(c.Context, k8s, namespace, name)
+	return k8s, app, err
+}
+
 func getApplication(ctx context.Context, k8s client.Client, namespace, name string) (*syncv1.Application, error) {
 	app := &syncv1.Application{}
 	if err := k8s.Get(ctx, client.ObjectKey{Namespace: namespace, Name: name}, app); err != nil {

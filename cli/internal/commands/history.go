@@ -36,11 +36,7 @@ func historyCommand(e *env) *cli.Command {
 			if err != nil {
 				return err
 			}
-			k8s, namespace, err := e.connect(c)
-			if err != nil {
-				return err
-			}
-			app, err := getApplication(c.Context, k8s, namespace, name)
+			_, app, err := e.application(c, name)
 			if err != nil {
 				return err
 			}

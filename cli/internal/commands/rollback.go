@@ -28,11 +28,7 @@ func rollbackCommand(e *env) *cli.Command {
 			if err != nil {
 				return err
 			}
-			k8s, namespace, err := e.connect(c)
-			if err != nil {
-				return err
-			}
-			app, err := getApplication(c.Context, k8s, namespace, name)
+			k8s, app, err := e.application(c, name)
 			if err != nil {
 				return err
 			}
