@@ -241,7 +241,10 @@ func (e *testEnv) revision(name string) *syncv1.Revision {
 	return rev
 }
 
-// waitForRevision polls the Revision until cond holds and returns it.
+// waitForRevision polls the Revision until cond holds and returns it. The
+// controller records the Revision's status before its Application's, so when
+// the Revision is the one being worked on it also waits for the Application to show
+// the same phase; a test may then read either.
 func (e *testEnv) waitForRevision(name, what string, cond func(*syncv1.Revision) bool) *syncv1.Revision {
 	e.t.Helper()
 	var rev *syncv1.Revision
@@ -250,7 +253,15 @@ func (e *testEnv) waitForRevision(name, what string, cond func(*syncv1.Revision)
 		if err := admin.Get(e.t.Context(), types.NamespacedName{Namespace: e.ns, Name: name}, rev); err != nil {
 			return false
 		}
-		return cond(rev)
+		if !cond(rev) {
+			return false
+		}
+		app := &syncv1.Application{}
+		if err := admin.Get(e.t.Context(), types.NamespacedName{Namespace: e.ns, Name: rev.Spec.ApplicationName}, app); err != nil {
+			return false
+		}
+		working := app.Status.DesiredRevision == name && app.Status.HeldRevision != name
+		return !working || app.Status.Phase == rev.Status.Phase
 	}, func() string { return describeRevision(rev) })
 	return rev
 }
