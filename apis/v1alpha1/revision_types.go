@@ -202,6 +202,13 @@ type HookStatus struct {
 // +kubebuilder:validation:Enum=Pending;Applying;Healthy;Failed
 type WaveState string
 
+const (
+	WavePending  WaveState = "Pending"
+	WaveApplying WaveState = "Applying"
+	WaveHealthy  WaveState = "Healthy"
+	WaveFailed   WaveState = "Failed"
+)
+
 // WaveStatus is one wave's state.
 type WaveStatus struct {
 	Wave    int32     `json:"wave"`

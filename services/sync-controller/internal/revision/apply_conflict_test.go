@@ -64,7 +64,7 @@ func TestApply_ConflictAppearingDuringTheRolloutFailsTheWave(t *testing.T) {
 	late := object(t, "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: late\n  annotations:\n    sync.kuvryn.io/sync-wave: \"1\"\ndata:\n  mode: fast\n")
 	name := e.publish("shop", e.gatedDeployment("web"), late)
 	e.waitForRevision(name, "wave 0 applied and waiting", func(rev *syncv1.Revision) bool {
-		return len(rev.Status.Waves) == 2 && rev.Status.Waves[0].State == waveApplying
+		return len(rev.Status.Waves) == 2 && rev.Status.Waves[0].State == syncv1.WaveApplying
 	})
 
 	// Someone else claims the ConfigMap of wave 1 after it was planned as a create.
@@ -78,7 +78,7 @@ func TestApply_ConflictAppearingDuringTheRolloutFailsTheWave(t *testing.T) {
 	if c.Reason != syncv1.ReasonApplyConflict || !contains(c.Message, "wave 1", `"other-team"`, ".data.mode") {
 		t.Errorf("RolloutComplete = %+v, want ApplyConflict in wave 1 naming other-team and the field", c)
 	}
-	if w := rev.Status.Waves; w[0].State != waveHealthy || w[1].State != wavePending {
+	if w := rev.Status.Waves; w[0].State != syncv1.WaveHealthy || w[1].State != syncv1.WavePending {
 		t.Errorf("waves = %+v, want wave 0 Healthy and wave 1 not applied", w)
 	}
 	live := &corev1.ConfigMap{}

@@ -67,7 +67,7 @@ func TestRollout_NewDesiredRevisionSupersedesOneStillRollingOut(t *testing.T) {
 	e.createApplication("shop", nil)
 	stuck := e.publish("shop", configMap(t, "one"), e.gatedDeployment("web"))
 	e.waitForRevision(stuck, "wave 0 applied and waiting", func(rev *syncv1.Revision) bool {
-		return len(rev.Status.Waves) == 1 && rev.Status.Waves[0].State == waveApplying
+		return len(rev.Status.Waves) == 1 && rev.Status.Waves[0].State == syncv1.WaveApplying
 	})
 
 	next := e.publish("shop", configMap(t, "one"))

@@ -56,7 +56,7 @@ func TestHooks_FailedPreSyncHookFailsRevisionAndStopsLaterWaves(t *testing.T) {
 		t.Errorf("post-sync hook smoke = %+v, want Pending: later groups must not run", h)
 	}
 	for _, w := range rev.Status.Waves {
-		if w.State != wavePending {
+		if w.State != syncv1.WavePending {
 			t.Errorf("wave %d = %s, want Pending", w.Wave, w.State)
 		}
 	}

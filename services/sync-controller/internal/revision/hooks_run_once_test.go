@@ -38,7 +38,7 @@ func TestHooks_RunOnceAcrossAControllerRestartMidWave(t *testing.T) {
 	// Deployment cannot become Available while the gate is closed.
 	before := e.waitForRevision(name, "pre-sync hook Succeeded and wave 0 Applying", func(rev *syncv1.Revision) bool {
 		return hookState(rev, "migrate").State == syncv1.HookSucceeded &&
-			len(rev.Status.Waves) == 1 && rev.Status.Waves[0].State == waveApplying
+			len(rev.Status.Waves) == 1 && rev.Status.Waves[0].State == syncv1.WaveApplying
 	})
 	migrateUID := hookState(before, "migrate").UID
 	eventually(t, "the TTL controller deleting the finished hook Job", func() bool {

@@ -159,7 +159,7 @@ func TestRollout_AppliesHooksAndWavesInOrderEachHealthyBeforeTheNext(t *testing.
 	var waves []int32
 	for _, w := range rev.Status.Waves {
 		waves = append(waves, w.Wave)
-		if w.State != waveHealthy {
+		if w.State != syncv1.WaveHealthy {
 			t.Errorf("wave %d state = %s, want Healthy", w.Wave, w.State)
 		}
 	}

@@ -11,14 +11,6 @@ import (
 	"github.com/kuvryn/kuvryn-sync/services/sync-controller/internal/metrics"
 )
 
-// Wave states. The API declares the enum but no constants.
-const (
-	wavePending  syncv1.WaveState = "Pending"
-	waveApplying syncv1.WaveState = "Applying"
-	waveHealthy  syncv1.WaveState = "Healthy"
-	waveFailed   syncv1.WaveState = "Failed"
-)
-
 // defaultHistoryLimit is spec.history.limit when unset.
 const defaultHistoryLimit = 10
 

@@ -86,7 +86,7 @@ func (r *Reconciler) startRollout(ctx context.Context, ro *rollout) (step, error
 	}
 	st.Waves = nil
 	for _, g := range ds.groups.Waves {
-		st.Waves = append(st.Waves, syncv1.WaveStatus{Wave: g.Wave, State: wavePending, Objects: int32(len(g.Objects))})
+		st.Waves = append(st.Waves, syncv1.WaveStatus{Wave: g.Wave, State: syncv1.WavePending, Objects: int32(len(g.Objects))})
 	}
 	st.Inventory = nil
 	st.Health = syncv1.HealthProgressing

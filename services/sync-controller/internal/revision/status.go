@@ -228,8 +228,8 @@ func (ro *rollout) failRollout(f *failure) {
 	ro.rev.Status.Phase = syncv1.PhaseFailed
 	ro.setRevCondition(syncv1.ConditionRolloutComplete, metav1.ConditionFalse, f.reason, f.message)
 	for i := range ro.rev.Status.Waves {
-		if ro.rev.Status.Waves[i].State == waveApplying {
-			ro.rev.Status.Waves[i].State = waveFailed
+		if ro.rev.Status.Waves[i].State == syncv1.WaveApplying {
+			ro.rev.Status.Waves[i].State = syncv1.WaveFailed
 		}
 	}
 	ro.finishHistory(syncv1.PhaseFailed, f.reason)

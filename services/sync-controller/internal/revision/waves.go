@@ -32,10 +32,10 @@ func (r *Reconciler) applyWaves(ctx context.Context, ro *rollout) (step, error) 
 		if ws == nil {
 			return halt, fmt.Errorf("wave %d has no entry in status.waves of attempt %d", g.Wave, ro.rev.Status.Attempt)
 		}
-		if ws.State == waveHealthy {
+		if ws.State == syncv1.WaveHealthy {
 			continue
 		}
-		if ws.State == wavePending {
+		if ws.State == syncv1.WavePending {
 			if ro.addInventory(g.Objects...) {
 				if err := r.record(ctx, ro); err != nil {
 					return halt, err
@@ -49,7 +49,7 @@ func (r *Reconciler) applyWaves(ctx context.Context, ro *rollout) (step, error) 
 			if err != nil || !s.next {
 				return s, err
 			}
-			ws.State = waveApplying
+			ws.State = syncv1.WaveApplying
 			ro.setRevCondition(syncv1.ConditionRolloutComplete, metav1.ConditionFalse, syncv1.ReasonProgressing,
 				fmt.Sprintf("attempt %d: applied wave %d (%d object(s)), waiting for it to be Healthy", ro.rev.Status.Attempt, g.Wave, len(g.Objects)))
 			if err := r.record(ctx, ro); err != nil {
@@ -67,7 +67,7 @@ func (r *Reconciler) applyWaves(ctx context.Context, ro *rollout) (step, error) 
 		if !ready {
 			return waitFor(pollInterval), nil
 		}
-		ws.State = waveHealthy
+		ws.State = syncv1.WaveHealthy
 	}
 	return proceed, nil
 }
@@ -110,7 +110,7 @@ func (r *Reconciler) waveHealthy(ctx context.Context, ro *rollout, g wave.Group)
 			return false, nil, err
 		}
 		if live == nil {
-			ro.waveStatus(g.Wave).State = wavePending
+			ro.waveStatus(g.Wave).State = syncv1.WavePending
 			return false, nil, nil
 		}
 		res := health.Of(live)
