@@ -11,14 +11,9 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 
 	"filippo.io/age"
 	sopsv3 "github.com/getsops/sops/v3"
-	sopsaes "github.com/getsops/sops/v3/aes"
-	sopsage "github.com/getsops/sops/v3/age"
-	sopsconfig "github.com/getsops/sops/v3/config"
-	sopsyaml "github.com/getsops/sops/v3/stores/yaml"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -27,6 +22,7 @@ import (
 
 	syncv1 "github.com/kuvryn/kuvryn-sync/apis/v1alpha1"
 	"github.com/kuvryn/kuvryn-sync/pkg/desiredstate"
+	"github.com/kuvryn/kuvryn-sync/pkg/testsops"
 )
 
 const dbSecret = `apiVersion: v1
@@ -44,34 +40,7 @@ const keySecretEntry = "payments.agekey"
 // does to a Kubernetes Secret manifest, for one age recipient.
 func sopsEncrypt(t *testing.T, manifest, recipient string) []byte {
 	t.Helper()
-	store := sopsyaml.NewStore(&sopsconfig.YAMLStoreConfig{})
-	branches, err := store.LoadPlainFile([]byte(manifest))
-	if err != nil {
-		t.Fatal(err)
-	}
-	key, err := sopsage.MasterKeyFromRecipient(recipient)
-	if err != nil {
-		t.Fatal(err)
-	}
-	tree := sopsv3.Tree{Branches: branches, Metadata: sopsv3.Metadata{
-		KeyGroups:      []sopsv3.KeyGroup{{key}},
-		EncryptedRegex: "^(data|stringData)$",
-		Version:        "3.13.3",
-	}}
-	dataKey, errs := tree.GenerateDataKey()
-	if len(errs) > 0 {
-		t.Fatal(errors.Join(errs...))
-	}
-	cipher := sopsaes.NewCipher()
-	mac, err := tree.Encrypt(dataKey, cipher)
-	if err != nil {
-		t.Fatal(err)
-	}
-	tree.Metadata.LastModified = time.Now().UTC()
-	if tree.Metadata.MessageAuthenticationCode, err = cipher.Encrypt(mac, dataKey, tree.Metadata.LastModified.Format(time.RFC3339)); err != nil {
-		t.Fatal(err)
-	}
-	out, err := store.EmitEncryptedFile(tree)
+	out, err := testsops.Encrypt("db.yaml", []byte(manifest), sopsv3.Metadata{EncryptedRegex: "^(data|stringData)$"}, recipient)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -8,16 +8,12 @@ import (
 	"io"
 	"strings"
 	"testing"
-	"time"
 
 	"filippo.io/age"
 	sopsv3 "github.com/getsops/sops/v3"
-	sopsaes "github.com/getsops/sops/v3/aes"
-	sopsage "github.com/getsops/sops/v3/age"
-	sopsconfig "github.com/getsops/sops/v3/config"
-	sopsjson "github.com/getsops/sops/v3/stores/json"
-	sopsyaml "github.com/getsops/sops/v3/stores/yaml"
 	"go.yaml.in/yaml/v3"
+
+	"github.com/kuvryn/kuvryn-sync/pkg/testsops"
 )
 
 // Values that must never leave Decrypt except as plaintext output.
@@ -82,52 +78,10 @@ func newIdentity(t *testing.T) *age.X25519Identity {
 	return id
 }
 
-type plainStore interface {
-	LoadPlainFile(in []byte) (sopsv3.TreeBranches, error)
-	EmitEncryptedFile(tree sopsv3.Tree) ([]byte, error)
-}
-
 // encrypt does what `sops encrypt` does, with the given age recipients.
 func encrypt(t *testing.T, f fixture, recipients ...string) []byte {
 	t.Helper()
-	var st plainStore = sopsyaml.NewStore(&sopsconfig.YAMLStoreConfig{})
-	if strings.HasSuffix(f.path, ".json") {
-		st = sopsjson.NewStore(&sopsconfig.JSONStoreConfig{})
-	}
-	branches, err := st.LoadPlainFile([]byte(f.plain))
-	if err != nil {
-		t.Fatal(err)
-	}
-	var group sopsv3.KeyGroup
-	for _, r := range recipients {
-		mk, err := sopsage.MasterKeyFromRecipient(r)
-		if err != nil {
-			t.Fatal(err)
-		}
-		group = append(group, mk)
-	}
-	meta := f.meta
-	meta.KeyGroups = []sopsv3.KeyGroup{group}
-	meta.Version = "3.13.3"
-	if meta.EncryptedRegex == "" && meta.UnencryptedSuffix == "" {
-		meta.UnencryptedSuffix = sopsv3.DefaultUnencryptedSuffix
-	}
-	tree := sopsv3.Tree{Branches: branches, Metadata: meta}
-	dataKey, errs := tree.GenerateDataKey()
-	if len(errs) > 0 {
-		t.Fatal(errors.Join(errs...))
-	}
-	cipher := sopsaes.NewCipher()
-	mac, err := tree.Encrypt(dataKey, cipher)
-	if err != nil {
-		t.Fatal(err)
-	}
-	tree.Metadata.LastModified = time.Now().UTC()
-	tree.Metadata.MessageAuthenticationCode, err = cipher.Encrypt(mac, dataKey, tree.Metadata.LastModified.Format(time.RFC3339))
-	if err != nil {
-		t.Fatal(err)
-	}
-	out, err := st.EmitEncryptedFile(tree)
+	out, err := testsops.Encrypt(f.path, []byte(f.plain), f.meta, recipients...)
 	if err != nil {
 		t.Fatal(err)
 	}
