@@ -53,6 +53,8 @@ type Env struct {
 	Dir  string
 	CP   *controlplane.ControlPlane
 	Git  *testgit.Server
+	// Charts serve Helm charts from an OCI registry and a Helm repository.
+	Charts *ChartServers
 	// Client is an admin client.
 	Client client.Client
 
@@ -94,7 +96,10 @@ func Start(ctx context.Context, o Options) (env *Env, err error) {
 	if err = os.MkdirAll(o.GitRoot, 0o755); err != nil {
 		return nil, err
 	}
-	env.Git, err = testgit.NewServer(testgit.Options{Root: o.GitRoot})
+	if env.Git, err = testgit.NewServer(testgit.Options{Root: o.GitRoot}); err != nil {
+		return nil, err
+	}
+	env.Charts, err = startChartServers(filepath.Join(o.Dir, "charts"))
 	return env, err
 }
 
@@ -167,6 +172,7 @@ func (e *Env) Kubeconfig(ctx context.Context, serviceAccount string) (string, er
 type Process struct {
 	Name    string
 	LogPath string
+	args    []string
 	cmd     *exec.Cmd
 	done    chan struct{}
 	stopped bool
@@ -199,7 +205,7 @@ func (e *Env) StartService(ctx context.Context, name string, args ...string) (*P
 		logFile.Close()
 		return nil, fmt.Errorf("starting %s (run make build first): %w", name, err)
 	}
-	p := &Process{Name: name, LogPath: logPath, cmd: cmd, done: make(chan struct{})}
+	p := &Process{Name: name, LogPath: logPath, args: args, cmd: cmd, done: make(chan struct{})}
 	go func() {
 		p.err = cmd.Wait()
 		logFile.Close()
@@ -209,6 +215,17 @@ func (e *Env) StartService(ctx context.Context, name string, args ...string) (*P
 	e.procs = append(e.procs, p)
 	e.mu.Unlock()
 	return p, nil
+}
+
+// Restart starts a stopped or killed service again with the flags it had;
+// its log continues in the same file.
+func (e *Env) Restart(ctx context.Context, p *Process) (*Process, error) {
+	select {
+	case <-p.done:
+	default:
+		return nil, fmt.Errorf("%s is still running; stop or kill it first", p.Name)
+	}
+	return e.StartService(ctx, p.Name, p.args...)
 }
 
 // Kill sends SIGKILL and waits for the process to exit.
@@ -251,7 +268,13 @@ func (e *Env) Logs(lines int) string {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	var b strings.Builder
+	printed := map[string]bool{}
 	for _, p := range e.procs {
+		// A restarted service appends to its log.
+		if printed[p.LogPath] {
+			continue
+		}
+		printed[p.LogPath] = true
 		fmt.Fprintf(&b, "===== %s (%s) =====\n", p.Name, p.LogPath)
 		b.WriteString(tail(p.LogPath, lines))
 	}
@@ -290,6 +313,9 @@ func (e *Env) Stop() {
 	}
 	if e.Git != nil {
 		_ = e.Git.Close()
+	}
+	if e.Charts != nil {
+		e.Charts.close()
 	}
 	if e.CP != nil {
 		_ = e.CP.Stop()

@@ -20,7 +20,12 @@ import (
 	"github.com/kuvryn/kuvryn-sync/pkg/testgit"
 )
 
-var env *harness.Env
+var (
+	env *harness.Env
+	// syncController is the running sync-controller, for tests that kill
+	// and restart it.
+	syncController *harness.Process
+)
 
 func TestMain(m *testing.M) {
 	os.Exit(run(m))
@@ -69,7 +74,7 @@ func startServices(ctx context.Context, dir string) error {
 	if err != nil {
 		return err
 	}
-	if _, err := env.StartService(ctx, "sync-controller", flags...); err != nil {
+	if syncController, err = env.StartService(ctx, "sync-controller", flags...); err != nil {
 		return err
 	}
 	return controlplane.WaitForWebhooks(ctx, env.Client, "default", 2*time.Minute)
