@@ -264,7 +264,11 @@ func (e *Env) Exited() error {
 }
 
 // Logs returns the last lines of every service's log.
-func (e *Env) Logs(lines int) string {
+func (e *Env) Logs(lines int) string { return e.LogsMatching("", lines) }
+
+// LogsMatching returns, per service, the last lines of its log that contain
+// substr, such as a test's namespace.
+func (e *Env) LogsMatching(substr string, lines int) string {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	var b strings.Builder
@@ -276,12 +280,12 @@ func (e *Env) Logs(lines int) string {
 		}
 		printed[p.LogPath] = true
 		fmt.Fprintf(&b, "===== %s (%s) =====\n", p.Name, p.LogPath)
-		b.WriteString(tail(p.LogPath, lines))
+		b.WriteString(tail(p.LogPath, substr, lines))
 	}
 	return b.String()
 }
 
-func tail(path string, n int) string {
+func tail(path, substr string, n int) string {
 	f, err := os.Open(path)
 	if err != nil {
 		return err.Error() + "\n"
@@ -291,6 +295,9 @@ func tail(path string, n int) string {
 	s := bufio.NewScanner(f)
 	s.Buffer(make([]byte, 0, 64*1024), 1024*1024)
 	for s.Scan() {
+		if !strings.Contains(s.Text(), substr) {
+			continue
+		}
 		ring = append(ring, s.Text())
 		if len(ring) > n {
 			ring = ring[1:]

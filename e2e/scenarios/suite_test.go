@@ -80,12 +80,18 @@ func startServices(ctx context.Context, dir string) error {
 	return controlplane.WaitForWebhooks(ctx, env.Client, "default", 2*time.Minute)
 }
 
-// namespace creates a namespace with the "deployer" ServiceAccount.
+// namespace creates a namespace with the "deployer" ServiceAccount. If the
+// test fails, its log shows what every service logged about the namespace.
 func namespace(t *testing.T, name string) string {
 	t.Helper()
 	if err := env.Namespace(t.Context(), name); err != nil {
 		t.Fatal(err)
 	}
+	t.Cleanup(func() {
+		if t.Failed() {
+			t.Logf("service logs about namespace %s:\n%s", name, env.LogsMatching(`"`+name+`"`, 200))
+		}
+	})
 	return name
 }
 
