@@ -57,6 +57,10 @@ type Options struct {
 	// DriftResyncInterval re-plans deployed Applications to find drift and
 	// re-checks the health of unhealthy ones; 0 disables it.
 	DriftResyncInterval time.Duration
+	// RetryInterval is how long an automatic Application waits before it
+	// retries a failed attempt, doubled for each further failure in a row;
+	// 0 disables retries.
+	RetryInterval time.Duration
 	// MaxConcurrentReconciles is how many Applications roll out at once.
 	MaxConcurrentReconciles int
 }
@@ -187,6 +191,7 @@ func (r *Reconciler) phases() []phase {
 		{"postSyncHooks", r.runHooks(hook.PostSync)},
 		{"assessHealth", r.assessHealth},
 		{"detectDrift", r.detectDrift},
+		{"retry", r.retry},
 	}
 }
 

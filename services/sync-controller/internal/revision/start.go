@@ -14,9 +14,11 @@ import (
 // startRollout begins an attempt at an approved, planned Revision. It first
 // deletes the hook objects an earlier rollout left (hooks run anew on every
 // attempt) and waits until they are gone, so that a hook object found later
-// in this attempt can only be one this attempt created. Then it records the
-// attempt: every hook Pending, every wave Pending, an empty inventory, and a
-// new history entry.
+// in this attempt can only be one this attempt created. An attempt that
+// follows a failed one at the same Revision resumes where it stopped: the
+// hooks that succeeded keep their object and state and do not run again.
+// Then it records the attempt: every other hook Pending, every wave
+// Pending, an empty inventory, and a new history entry.
 func (r *Reconciler) startRollout(ctx context.Context, ro *rollout) (step, error) {
 	if !ro.beforeRollout() || !ro.approved() || ro.rev.Status.Phase == syncv1.PhaseFailed {
 		return proceed, nil
@@ -28,8 +30,13 @@ func (r *Reconciler) startRollout(ctx context.Context, ro *rollout) (step, error
 
 	var hooks []syncv1.HookStatus
 	gone := true
+	resuming := ro.resumesFailedAttempt()
 	for _, stage := range hookStages {
 		for _, obj := range ds.hooks(stage) {
+			if prev := ro.hookStatus(obj); resuming && prev != nil && prev.State == syncv1.HookSucceeded {
+				hooks = append(hooks, *prev)
+				continue
+			}
 			hooks = append(hooks, syncv1.HookStatus{ObjectRef: plan.RefOf(obj), Stage: string(stage), State: syncv1.HookPending})
 			live, err := getLive(ctx, ro.client, obj)
 			if err != nil {
@@ -99,6 +106,13 @@ func (r *Reconciler) startRollout(ctx context.Context, ro *rollout) (step, error
 	ro.normal(syncv1.ReasonProgressing, actionRollout, "rolling out Revision %s, attempt %d, %s",
 		ro.rev.Name, st.Attempt, planSummary(st.Plan))
 	return proceed, nil
+}
+
+// resumesFailedAttempt reports whether the attempt about to start follows a
+// failed attempt at the same Revision.
+func (ro *rollout) resumesFailedAttempt() bool {
+	h := ro.app.Status.History
+	return len(h) > 0 && h[0].Revision == ro.rev.Name && h[0].Result == syncv1.PhaseFailed
 }
 
 // failStart fails a Revision whose attempt could not begin.
