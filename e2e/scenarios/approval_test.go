@@ -62,7 +62,7 @@ spec:
 // Applications in ns, as a platform team would grant approvers.
 func userKubeconfig(t *testing.T, user, ns string) string {
 	t.Helper()
-	err := env.ApplyYAML(t.Context(), []byte(`apiVersion: rbac.authorization.k8s.io/v1
+	return kubeconfigWithRBAC(t, user, `apiVersion: rbac.authorization.k8s.io/v1
 kind: Role
 metadata: {name: approver, namespace: `+ns+`}
 rules:
@@ -75,8 +75,14 @@ kind: RoleBinding
 metadata: {name: approver-`+user+`, namespace: `+ns+`}
 roleRef: {apiGroup: rbac.authorization.k8s.io, kind: Role, name: approver}
 subjects: [{apiGroup: rbac.authorization.k8s.io, kind: User, name: `+user+`}]
-`))
-	if err != nil {
+`)
+}
+
+// kubeconfigWithRBAC applies the RBAC manifests rbac and writes a
+// kubeconfig authenticating as the new user user.
+func kubeconfigWithRBAC(t *testing.T, user, rbac string) string {
+	t.Helper()
+	if err := env.ApplyYAML(t.Context(), []byte(rbac)); err != nil {
 		t.Fatal(err)
 	}
 	path := filepath.Join(t.TempDir(), user+".kubeconfig")

@@ -158,55 +158,10 @@ func TestE2E_KsyncAppsAndReposShowWhatTheControllersReport(t *testing.T) {
 	})
 
 	t.Run("apps as JSON and YAML", func(t *testing.T) {
-		var live syncv1.ApplicationList
-		var first, second, yamlOut string
-		settled(t, "ksync apps -o json twice and -o yaml", func() string { return listVersions(t, &live, client.InNamespace(ns)) }, func() {
-			first, _ = mustKsync(t, viewer, "apps", "-n", ns, "-o", "json")
-			second, _ = mustKsync(t, viewer, "apps", "-n", ns, "-o", "json")
-			yamlOut, _ = mustKsync(t, viewer, "apps", "-n", ns, "-o", "yaml")
-		})
-		if first != second {
-			t.Fatalf("ksync apps -o json printed different bytes for unchanged Applications:\n%s\nthen\n%s", first, second)
-		}
-		var fromJSON, fromYAML syncv1.ApplicationList
-		decodeJSON(t, "ksync apps -o json", first, &fromJSON)
-		checkList(t, "ksync apps -o json", fromJSON.TypeMeta, "ApplicationList", len(fromJSON.Items), len(live.Items))
-		for i := range live.Items {
-			want := exported(&live.Items[i], "Application")
-			if got := &fromJSON.Items[i]; !equality.Semantic.DeepEqual(got, want) {
-				t.Errorf("ksync apps -o json item %d:\n%+v\nwant the live Application without managedFields:\n%+v", i, got, want)
-			}
-		}
-		decodeYAML(t, "ksync apps -o yaml", yamlOut, &fromYAML)
-		if !equality.Semantic.DeepEqual(fromYAML, fromJSON) {
-			t.Errorf("ksync apps -o yaml and -o json disagree:\n%s\n%s", yamlOut, first)
-		}
+		checkListExport(t, viewer, ns, "apps", "Application", &syncv1.ApplicationList{}, &syncv1.ApplicationList{}, &syncv1.ApplicationList{})
 	})
-
 	t.Run("repos as JSON and YAML", func(t *testing.T) {
-		var live syncv1.RepositoryList
-		var first, second, yamlOut string
-		settled(t, "ksync repos -o json twice and -o yaml", func() string { return listVersions(t, &live, client.InNamespace(ns)) }, func() {
-			first, _ = mustKsync(t, viewer, "repos", "-n", ns, "-o", "json")
-			second, _ = mustKsync(t, viewer, "repos", "-n", ns, "-o", "json")
-			yamlOut, _ = mustKsync(t, viewer, "repos", "-n", ns, "-o", "yaml")
-		})
-		if first != second {
-			t.Fatalf("ksync repos -o json printed different bytes for unchanged Repositories:\n%s\nthen\n%s", first, second)
-		}
-		var fromJSON, fromYAML syncv1.RepositoryList
-		decodeJSON(t, "ksync repos -o json", first, &fromJSON)
-		checkList(t, "ksync repos -o json", fromJSON.TypeMeta, "RepositoryList", len(fromJSON.Items), len(live.Items))
-		for i := range live.Items {
-			want := exported(&live.Items[i], "Repository")
-			if got := &fromJSON.Items[i]; !equality.Semantic.DeepEqual(got, want) {
-				t.Errorf("ksync repos -o json item %d:\n%+v\nwant the live Repository without managedFields:\n%+v", i, got, want)
-			}
-		}
-		decodeYAML(t, "ksync repos -o yaml", yamlOut, &fromYAML)
-		if !equality.Semantic.DeepEqual(fromYAML, fromJSON) {
-			t.Errorf("ksync repos -o yaml and -o json disagree:\n%s\n%s", yamlOut, first)
-		}
+		checkListExport(t, viewer, ns, "repos", "Repository", &syncv1.RepositoryList{}, &syncv1.RepositoryList{}, &syncv1.RepositoryList{})
 	})
 }
 
@@ -648,7 +603,7 @@ func (s secretValues) check(t *testing.T, what string, outputs ...string) {
 func ksyncViewer(t *testing.T) string {
 	t.Helper()
 	const user = "e2e-ksync-viewer"
-	err := env.ApplyYAML(t.Context(), []byte(`apiVersion: rbac.authorization.k8s.io/v1
+	return kubeconfigWithRBAC(t, user, `apiVersion: rbac.authorization.k8s.io/v1
 kind: ClusterRole
 metadata: {name: `+user+`}
 rules:
@@ -661,15 +616,7 @@ kind: ClusterRoleBinding
 metadata: {name: `+user+`}
 roleRef: {apiGroup: rbac.authorization.k8s.io, kind: ClusterRole, name: `+user+`}
 subjects: [{apiGroup: rbac.authorization.k8s.io, kind: User, name: `+user+`}]
-`))
-	if err != nil {
-		t.Fatal(err)
-	}
-	path := filepath.Join(t.TempDir(), user+".kubeconfig")
-	if err := env.UserKubeconfig(user, path); err != nil {
-		t.Fatal(err)
-	}
-	return path
+`)
 }
 
 // mustKsync runs ksync and fails the test unless it exits 0.
@@ -864,6 +811,46 @@ func checkList(t *testing.T, what string, tm metav1.TypeMeta, kind string, got, 
 	t.Helper()
 	if tm.APIVersion != syncv1.GroupVersion.String() || tm.Kind != kind || got != want {
 		t.Fatalf("%s is a %s %s with %d items, want a %s %s with %d", what, tm.APIVersion, tm.Kind, got, syncv1.GroupVersion, kind, want)
+	}
+}
+
+// checkListExport runs `ksync <command> -o json` twice and `-o yaml` in ns
+// while the objects do not change: the JSON is the same bytes twice and
+// decodes strictly into a <kind>List whose items equal the live objects as
+// ksync exports them, and the YAML decodes into the same List. live,
+// fromJSON and fromYAML are empty Lists of that kind.
+func checkListExport(t *testing.T, viewer, ns, command, kind string, live, fromJSON, fromYAML client.ObjectList) {
+	t.Helper()
+	what := "ksync " + command
+	var first, second, yamlOut string
+	settled(t, what+" -o json twice and -o yaml", func() string { return listVersions(t, live, client.InNamespace(ns)) }, func() {
+		first, _ = mustKsync(t, viewer, command, "-n", ns, "-o", "json")
+		second, _ = mustKsync(t, viewer, command, "-n", ns, "-o", "json")
+		yamlOut, _ = mustKsync(t, viewer, command, "-n", ns, "-o", "yaml")
+	})
+	if first != second {
+		t.Fatalf("%s -o json printed different bytes for unchanged objects:\n%s\nthen\n%s", what, first, second)
+	}
+	decodeJSON(t, what+" -o json", first, fromJSON)
+	liveItems, err := meta.ExtractList(live)
+	if err != nil {
+		t.Fatal(err)
+	}
+	gotItems, err := meta.ExtractList(fromJSON)
+	if err != nil {
+		t.Fatal(err)
+	}
+	gvk := fromJSON.GetObjectKind().GroupVersionKind()
+	checkList(t, what+" -o json", metav1.TypeMeta{APIVersion: gvk.GroupVersion().String(), Kind: gvk.Kind}, kind+"List", len(gotItems), len(liveItems))
+	for i := range liveItems {
+		want := exported(liveItems[i].(client.Object), kind)
+		if !equality.Semantic.DeepEqual(gotItems[i], want) {
+			t.Errorf("%s -o json item %d:\n%+v\nwant the live %s without managedFields:\n%+v", what, i, gotItems[i], kind, want)
+		}
+	}
+	decodeYAML(t, what+" -o yaml", yamlOut, fromYAML)
+	if !equality.Semantic.DeepEqual(fromYAML, fromJSON) {
+		t.Errorf("%s -o yaml and -o json disagree:\n%s\n%s", what, yamlOut, first)
 	}
 }
 
