@@ -43,6 +43,13 @@ const (
 	ArgoSyncWaveAnnotation = "argocd.argoproj.io/sync-wave"
 )
 
+// OwnedByAnnotation is set on every object an Application applies, to
+// "<namespace>/<name>" of that Application. An object another Application
+// owns is never applied or pruned: the rollout fails with ApplyConflict
+// naming the owner, since both apply as the same field manager and would
+// otherwise overwrite each other silently.
+const OwnedByAnnotation = "sync.kuvryn.io/owned-by"
+
 // Values of HookAnnotation.
 const (
 	HookPreSync  = "pre-sync"

@@ -154,6 +154,9 @@ func (r *Reconciler) loadDesired(ctx context.Context, ro *rollout) (*desiredStat
 	if len(problems) > 0 {
 		return nil, invalid("%d invalid object(s): %s", len(problems), strings.Join(problems, "; "))
 	}
+	for _, obj := range objs {
+		ro.claim(obj)
+	}
 	if ds.groups, err = wave.Plan(objs); err != nil {
 		return nil, invalid("%v", err)
 	}
@@ -170,6 +173,34 @@ func (r *Reconciler) loadDesired(ctx context.Context, ro *rollout) (*desiredStat
 	}
 	ro.desired = ds
 	return ds, nil
+}
+
+// owner is the value of the owned-by annotation on what ro applies.
+func (ro *rollout) owner() string {
+	return ro.app.Namespace + "/" + ro.app.Name
+}
+
+// claim marks obj as the Application's, so that plan, drift and prune can
+// tell its objects from another Application's.
+func (ro *rollout) claim(obj *unstructured.Unstructured) {
+	annotations := obj.GetAnnotations()
+	if annotations == nil {
+		annotations = map[string]string{}
+	}
+	annotations[syncv1.OwnedByAnnotation] = ro.owner()
+	obj.SetAnnotations(annotations)
+}
+
+// ownedByAnother returns the Application other than ro's that live is
+// annotated as belonging to, or "".
+func (ro *rollout) ownedByAnother(live *unstructured.Unstructured) string {
+	if live == nil {
+		return ""
+	}
+	if owner := live.GetAnnotations()[syncv1.OwnedByAnnotation]; owner != "" && owner != ro.owner() {
+		return owner
+	}
+	return ""
 }
 
 // maxWaves is the bound of Revision.status.waves.

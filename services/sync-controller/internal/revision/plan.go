@@ -134,6 +134,11 @@ func (r *Reconciler) planObject(ctx context.Context, ro *rollout, ds *desiredSta
 	if err != nil && !(newKind && errors.Is(err, errKindNotServed)) {
 		return plan.Entry{}, err
 	}
+	if owner := ro.ownedByAnother(live); owner != "" {
+		return plan.Entry{}, &failure{reason: syncv1.ReasonApplyConflict, message: fmt.Sprintf(
+			"%s belongs to Application %s (annotation %s); an object is managed by one Application only: remove it from one of them",
+			idOf(obj), owner, syncv1.OwnedByAnnotation)}
+	}
 	dryRun, err := applyObject(ctx, ro.client, obj, true, syncv1.ReasonValidationFailure)
 	switch {
 	case err == nil:
@@ -160,7 +165,8 @@ func isNamespaceNotFound(err error, namespace string) bool {
 // attempts that left the desired state, in reverse apply order. Earlier
 // attempts are the deployed Revision and every attempt since, failed or
 // superseded ones included, so that what they created is not left behind.
-// Objects someone else has taken over entirely are left alone.
+// Objects someone else has taken over entirely, or another Application
+// now owns, are left alone.
 func (r *Reconciler) pruneCandidates(ctx context.Context, ro *rollout, ds *desiredState) ([]*unstructured.Unstructured, error) {
 	entries, err := r.priorInventory(ctx, ro)
 	if err != nil {
@@ -184,7 +190,7 @@ func (r *Reconciler) pruneCandidates(ctx context.Context, ro *rollout, ds *desir
 		if err != nil {
 			return nil, err
 		}
-		if live == nil || !managedBySync(live) {
+		if live == nil || !managedBySync(live) || ro.ownedByAnother(live) != "" {
 			continue
 		}
 		stale = append(stale, live)

@@ -49,6 +49,11 @@ func (r *Reconciler) startRollout(ctx context.Context, ro *rollout) (step, error
 				continue
 			}
 			gone = false
+			if owner := ro.ownedByAnother(live); owner != "" {
+				return r.failStart(ro, &failure{reason: syncv1.ReasonApplyConflict, message: fmt.Sprintf(
+					"%s hook %s belongs to Application %s (annotation %s); an object is managed by one Application only",
+					stage, idOf(obj), owner, syncv1.OwnedByAnnotation)})
+			}
 			if !managedBySync(live) {
 				return r.failStart(ro, &failure{reason: syncv1.ReasonHookFailed, message: fmt.Sprintf(
 					"%s hook %s: an object of that name exists that Kuvryn Sync did not create; a hook must be created by the rollout",
