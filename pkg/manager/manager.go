@@ -1,6 +1,7 @@
 package manager
 
 import (
+	"context"
 	"crypto/tls"
 	"errors"
 	"flag"
@@ -9,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"time"
 
 	"k8s.io/apimachinery/pkg/runtime"
 	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
@@ -24,6 +26,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/webhook"
 
 	syncv1 "github.com/kuvryn/kuvryn-sync/apis/v1alpha1"
+	"github.com/kuvryn/kuvryn-sync/pkg/tracing"
 )
 
 // Service describes one deployable for New.
@@ -172,8 +175,20 @@ func Main(svc Service, setup func(ctrl.Manager) error) {
 			os.Exit(1)
 		}
 	}
+	ctx := ctrl.SetupSignalHandler()
+	shutdownTracing, err := tracing.Setup(ctx, log.WithName("tracing"))
+	if err != nil {
+		log.Error(err, "tracing is off")
+	}
 	log.Info("starting manager")
-	if err := mgr.Start(ctrl.SetupSignalHandler()); err != nil {
+	err = mgr.Start(ctx)
+	// Flush the spans of the last reconciles; the signal context is done.
+	flushCtx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	if ferr := shutdownTracing(flushCtx); ferr != nil {
+		log.Error(ferr, "flushing traces")
+	}
+	cancel()
+	if err != nil {
 		log.Error(err, "manager stopped")
 		os.Exit(1)
 	}

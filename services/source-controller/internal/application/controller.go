@@ -24,6 +24,7 @@ import (
 
 	syncv1 "github.com/kuvryn/kuvryn-sync/apis/v1alpha1"
 	"github.com/kuvryn/kuvryn-sync/pkg/ssa"
+	"github.com/kuvryn/kuvryn-sync/pkg/tracing"
 	"github.com/kuvryn/kuvryn-sync/services/source-controller/internal/chart"
 	"github.com/kuvryn/kuvryn-sync/services/source-controller/internal/gitrepo"
 	"github.com/kuvryn/kuvryn-sync/services/source-controller/internal/render"
@@ -92,6 +93,9 @@ func (artifactChanged) Update(e event.UpdateEvent) bool {
 }
 
 // status is the part of Application status this controller writes.
+// tracerName names the instrumentation library of the reconcile spans.
+const tracerName = "github.com/kuvryn/kuvryn-sync/services/source-controller"
+
 type status struct {
 	DesiredRevision string             `json:"desiredRevision,omitempty"`
 	SourceCommit    string             `json:"sourceCommit,omitempty"`
@@ -100,7 +104,9 @@ type status struct {
 
 // Reconcile renders the Application at its Repository's commit unless that
 // commit and this generation were rendered already.
-func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
+func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (result ctrl.Result, retErr error) {
+	ctx, endSpan := tracing.StartReconcile(ctx, tracerName)
+	defer func() { endSpan(retErr) }()
 	app := &syncv1.Application{}
 	if err := r.Client.Get(ctx, req.NamespacedName, app); err != nil {
 		return ctrl.Result{}, client.IgnoreNotFound(err)

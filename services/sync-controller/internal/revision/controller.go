@@ -30,6 +30,7 @@ import (
 
 	syncv1 "github.com/kuvryn/kuvryn-sync/apis/v1alpha1"
 	"github.com/kuvryn/kuvryn-sync/pkg/ssa"
+	"github.com/kuvryn/kuvryn-sync/pkg/tracing"
 	"github.com/kuvryn/kuvryn-sync/services/sync-controller/internal/hook"
 	"github.com/kuvryn/kuvryn-sync/services/sync-controller/internal/impersonate"
 	"github.com/kuvryn/kuvryn-sync/services/sync-controller/internal/metrics"
@@ -202,6 +203,8 @@ func (r *Reconciler) log(ctx context.Context) logr.Logger {
 // Reconcile moves one Application's desired Revision through its lifecycle.
 func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (result ctrl.Result, retErr error) {
 	started := time.Now()
+	ctx, endSpan := tracing.StartReconcile(ctx, tracerName)
+	defer func() { endSpan(retErr) }()
 	app := &syncv1.Application{}
 	if err := r.APIReader.Get(ctx, req.NamespacedName, app); err != nil {
 		return ctrl.Result{}, client.IgnoreNotFound(err)
@@ -275,6 +278,9 @@ func (r *Reconciler) reconcile(ctx context.Context, ro *rollout) (ctrl.Result, e
 	}
 	return ctrl.Result{RequeueAfter: r.resyncAfter(ro)}, nil
 }
+
+// tracerName names the instrumentation library of the reconcile spans.
+const tracerName = "github.com/kuvryn/kuvryn-sync/services/sync-controller"
 
 // resyncAfter is when a settled Application is looked at again for drift
 // and health.
