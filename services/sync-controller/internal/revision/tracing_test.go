@@ -31,10 +31,12 @@ func TestTracing_EveryReconcileIsOneSpanNamingNoApplication(t *testing.T) {
 	e.createApplication("shop", nil)
 	e.waitForPhase(e.publish("shop", configMap(t, "settings")), syncv1.PhaseHealthy)
 
-	spans := recorder.Ended()
-	if len(spans) == 0 {
-		t.Fatal("no span recorded for the reconciles of the rollout")
-	}
+	// A span ends when its reconcile returns, after the status it wrote.
+	var spans []sdktrace.ReadOnlySpan
+	eventually(t, "a span for a reconcile of the rollout", func() bool {
+		spans = recorder.Ended()
+		return len(spans) > 0
+	}, nil)
 	for _, s := range spans {
 		if s.Name() != "Application/Reconcile" {
 			t.Errorf("span %q, want every span named Application/Reconcile", s.Name())
