@@ -79,8 +79,15 @@ lint: $(STATICCHECK) ## gofmt, go vet and staticcheck.
 	$(STATICCHECK) $(PKGS)
 
 .PHONY: bench
-bench: ## Benchmarks, with figures.
-	$(GO) test -run '^$$' -bench . -benchmem $(PKGS)
+bench: testbin ## Benchmarks, with figures: the engines on 10k objects, then rollouts against a bare Server-Side Apply on the local control plane (~6 min).
+	$(GO) test -p 1 -run '^$$' -bench . -benchmem -timeout 10m ./pkg/desiredstate \
+	  ./services/sync-controller/internal/plan ./services/sync-controller/internal/redact ./services/sync-controller/internal/wave
+	@out=$$(mktemp); trap 'rm -f "$$out"' EXIT; \
+	  echo "$(GO) test -run '^\$$' -bench . -benchmem -benchtime 2x -timeout 20m ./services/sync-controller/internal/revision"; \
+	  $(GO) test -run '^$$' -bench . -benchmem -benchtime 2x -timeout 20m ./services/sync-controller/internal/revision | tee "$$out"; \
+	  echo; echo "Kuvryn Sync rollout time over a bare Server-Side Apply of the same objects (docs/benchmarks.md):"; \
+	  awk '/x-bare-ssa/ { for (i = 2; i < NF; i++) { if ($$(i+1) == "x-bare-ssa") r = $$i; if ($$(i+1) == "objects/s") o = $$i; if ($$(i+1) == "api-calls/object") c = $$i } \
+	    sub(/-[0-9]+$$/, "", $$1); printf "  %-42s %5.1fx  %6.1f objects/s  %5.1f API calls/object\n", $$1, r, o, c }' "$$out"
 
 ##@ Demo
 
