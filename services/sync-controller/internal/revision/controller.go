@@ -19,6 +19,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/tools/events"
+	"k8s.io/client-go/util/workqueue"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -107,8 +108,7 @@ func (r *Reconciler) SetupWithManager(ctx context.Context, mgr ctrl.Manager) err
 	c, err := ctrl.NewControllerManagedBy(mgr).
 		Named("application").
 		For(&syncv1.Application{}, builder.WithPredicates(applicationChanged())).
-		Watches(&syncv1.Revision{}, handler.EnqueueRequestsFromMapFunc(applicationOfRevision),
-			builder.WithPredicates(revisionAddedOrRemoved())).
+		Watches(&syncv1.Revision{}, r.revisionEvents()).
 		WithOptions(controller.Options{MaxConcurrentReconciles: max(1, r.Options.MaxConcurrentReconciles)}).
 		Build(r)
 	if err != nil {
@@ -138,25 +138,47 @@ func applicationChanged() predicate.Predicate {
 	}
 }
 
-// revisionAddedOrRemoved ignores Revision updates: their status is written
-// by this controller, and their spec never changes.
-func revisionAddedOrRemoved() predicate.Predicate {
-	return predicate.Funcs{UpdateFunc: func(event.UpdateEvent) bool { return false }}
+// revisionEvents wakes an Application when one of its Revisions is deleted,
+// or created after the Application already named it desired. A Revision the
+// Application does not name yet changes nothing until status.desiredRevision
+// does, which wakes the Application by itself; waking it earlier only made a
+// settled Application check the health and drift of every object once more
+// before each rollout. Revision updates are ignored: this controller writes
+// their status, and their spec never changes.
+func (r *Reconciler) revisionEvents() handler.EventHandler {
+	return handler.Funcs{
+		CreateFunc: func(ctx context.Context, e event.CreateEvent, q workqueue.TypedRateLimitingInterface[reconcile.Request]) {
+			req, ok := applicationOfRevision(e.Object)
+			if !ok {
+				return
+			}
+			app := &syncv1.Application{}
+			if err := r.Client.Get(ctx, req.NamespacedName, app); err != nil || app.Status.DesiredRevision == e.Object.GetName() {
+				q.Add(req)
+			}
+		},
+		DeleteFunc: func(_ context.Context, e event.DeleteEvent, q workqueue.TypedRateLimitingInterface[reconcile.Request]) {
+			if req, ok := applicationOfRevision(e.Object); ok {
+				q.Add(req)
+			}
+		},
+	}
 }
 
-func applicationOfRevision(_ context.Context, obj client.Object) []reconcile.Request {
+// applicationOfRevision is the request for the Application obj belongs to.
+func applicationOfRevision(obj client.Object) (reconcile.Request, bool) {
 	rev, ok := obj.(*syncv1.Revision)
 	if !ok {
-		return nil
+		return reconcile.Request{}, false
 	}
 	name := rev.Spec.ApplicationName
 	if name == "" {
 		name = rev.Labels[syncv1.ApplicationLabel]
 	}
 	if name == "" {
-		return nil
+		return reconcile.Request{}, false
 	}
-	return []reconcile.Request{{NamespacedName: types.NamespacedName{Namespace: rev.Namespace, Name: name}}}
+	return reconcile.Request{NamespacedName: types.NamespacedName{Namespace: rev.Namespace, Name: name}}, true
 }
 
 // step is what a phase tells the reconcile loop: go on to the next phase,
