@@ -8,6 +8,7 @@ import (
 	"time"
 
 	authorizationv1 "k8s.io/api/authorization/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
@@ -19,6 +20,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 	"sigs.k8s.io/controller-runtime/pkg/source"
+
+	syncv1 "github.com/kuvryn/kuvryn-sync/apis/v1alpha1"
 )
 
 // driftWatches watches the kinds Applications manage, where the controller
@@ -214,18 +217,45 @@ func (w *driftWatches) watch(gvk schema.GroupVersionKind) error {
 
 // changedByUser lets through deletions and changes of what is applied:
 // the spec (a new generation), or anything of kinds that keep no
-// generation, and labels and annotations. Status updates and the initial
-// list are left out, so drift checks run when something could have drifted.
+// generation, and labels and annotations. Status updates, the initial list
+// and the controller's own applies are left out, so drift checks run when
+// something else could have made the object drift.
 func changedByUser() predicate.Predicate {
 	return predicate.Funcs{
 		CreateFunc: func(event.CreateEvent) bool { return false },
 		UpdateFunc: func(e event.UpdateEvent) bool {
 			before, after := e.ObjectOld, e.ObjectNew
-			return after.GetGeneration() == 0 || before.GetGeneration() != after.GetGeneration() ||
+			changed := after.GetGeneration() == 0 || before.GetGeneration() != after.GetGeneration() ||
 				!maps.Equal(before.GetLabels(), after.GetLabels()) ||
 				!maps.Equal(before.GetAnnotations(), after.GetAnnotations())
+			return changed && !onlySyncWrote(before, after)
 		},
 		DeleteFunc:  func(event.DeleteEvent) bool { return true },
 		GenericFunc: func(event.GenericEvent) bool { return false },
 	}
+}
+
+// onlySyncWrote reports whether the update from before to after was the
+// sync-controller's own: the managedFields entries it changed are all
+// kuvryn-sync's. A write by anyone else changes or adds an entry of theirs.
+func onlySyncWrote(before, after client.Object) bool {
+	previous := map[string]metav1.ManagedFieldsEntry{}
+	for _, f := range before.GetManagedFields() {
+		previous[managedFieldsKey(f)] = f
+	}
+	changed := 0
+	for _, f := range after.GetManagedFields() {
+		if old, ok := previous[managedFieldsKey(f)]; ok && equality.Semantic.DeepEqual(old, f) {
+			continue
+		}
+		if f.Manager != syncv1.FieldManagerSync {
+			return false
+		}
+		changed++
+	}
+	return changed > 0
+}
+
+func managedFieldsKey(f metav1.ManagedFieldsEntry) string {
+	return f.Manager + "\x00" + string(f.Operation) + "\x00" + f.Subresource
 }
