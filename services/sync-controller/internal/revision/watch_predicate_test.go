@@ -15,7 +15,7 @@ func TestChangedByUser_LetsThroughOthersChangesButNotTheControllersOwn(t *testin
 	at := func(s int) *metav1.Time { return &metav1.Time{Time: time.Date(2026, 12, 2, 12, 0, s, 0, time.UTC)} }
 	entry := func(manager string, op metav1.ManagedFieldsOperationType, s int, fields string) metav1.ManagedFieldsEntry {
 		return metav1.ManagedFieldsEntry{Manager: manager, Operation: op, Time: at(s), FieldsType: "FieldsV1",
-			FieldsV1: &metav1.FieldsV1{Raw: []byte(fields)}}
+			FieldsV1: metav1.NewFieldsV1(fields)}
 	}
 	ours := entry(syncv1.FieldManagerSync, metav1.ManagedFieldsOperationApply, 0, `{"f:data":{"f:key":{}}}`)
 	configMap := func(value string, managed ...metav1.ManagedFieldsEntry) *corev1.ConfigMap {
