@@ -41,13 +41,14 @@ generate: $(CONTROLLER_GEN) ## Generate DeepCopy methods.
 	$(CONTROLLER_GEN) object paths=./apis/...
 
 .PHONY: manifests
-manifests: $(CONTROLLER_GEN) ## Generate the CRDs into deploy/crds.
+manifests: $(CONTROLLER_GEN) ## Generate the CRDs into deploy/crds, and copy them into the Helm chart.
 	$(CONTROLLER_GEN) crd paths=./apis/... output:crd:artifacts:config=deploy/crds
+	cp deploy/crds/sync.kuvryn.io_*.yaml charts/kuvryn-sync/crds/
 
 .PHONY: verify-generated
 verify-generated: generate manifests ## Fail if generated code or CRDs differ from what is checked in.
-	@if [ -n "$$(git status --porcelain -- apis deploy/crds)" ]; then \
-	  git --no-pager diff -- apis deploy/crds; git status --short -- apis deploy/crds; \
+	@if [ -n "$$(git status --porcelain -- apis deploy/crds charts/kuvryn-sync/crds)" ]; then \
+	  git --no-pager diff -- apis deploy/crds charts/kuvryn-sync/crds; git status --short -- apis deploy/crds charts/kuvryn-sync/crds; \
 	  echo "generated files are stale: run 'make generate manifests' and commit"; exit 1; fi
 
 ##@ Build
