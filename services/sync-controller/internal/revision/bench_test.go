@@ -13,7 +13,6 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
-	rbacv1 "k8s.io/api/rbac/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/types"
@@ -102,36 +101,12 @@ func benchConfig(calls *apiCalls) *rest.Config {
 	return cfg
 }
 
-func benchMust(tb testing.TB, err error) {
-	tb.Helper()
-	if err != nil {
-		tb.Fatal(err)
-	}
-}
-
 // benchAdmin is an unthrottled admin client for setup and the baseline.
 func benchAdmin(tb testing.TB) client.WithWatch {
 	tb.Helper()
 	c, err := client.NewWithWatch(benchConfig(nil), client.Options{Scheme: manager.Scheme()})
-	benchMust(tb, err)
+	must(tb, err)
 	return c
-}
-
-// benchNamespace creates a namespace whose service account may apply
-// anything in it, as newEnv does.
-func benchNamespace(tb testing.TB, c client.Client) string {
-	tb.Helper()
-	ctx := context.Background()
-	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{GenerateName: "bench-"}}
-	benchMust(tb, c.Create(ctx, ns))
-	tb.Cleanup(func() { _ = c.Delete(context.Background(), ns) })
-	benchMust(tb, c.Create(ctx, &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Namespace: ns.Name, Name: serviceAccount}}))
-	benchMust(tb, c.Create(ctx, &rbacv1.RoleBinding{
-		ObjectMeta: metav1.ObjectMeta{Namespace: ns.Name, Name: serviceAccount + "-admin"},
-		RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: "admin"},
-		Subjects:   []rbacv1.Subject{{Kind: rbacv1.ServiceAccountKind, Namespace: ns.Name, Name: serviceAccount}},
-	}))
-	return ns.Name
 }
 
 // startBenchController runs the reconciler over ns with the manager's
@@ -145,14 +120,14 @@ func startBenchController(tb testing.TB, ns string, calls *apiCalls) {
 		Cache:                  cache.Options{DefaultNamespaces: map[string]cache.Config{ns: {}}},
 		Controller:             config.Controller{SkipNameValidation: ptr.To(true)},
 	})
-	benchMust(tb, err)
+	must(tb, err)
 	ctx, cancel := context.WithCancel(context.Background())
 	o := Options{
 		MaxConcurrentReconciles: benchConcurrentReconciles,
 		DriftResyncInterval:     5 * time.Minute,
 		RetryInterval:           30 * time.Second,
 	}
-	benchMust(tb, New(mgr, o).SetupWithManager(ctx, mgr))
+	must(tb, New(mgr, o).SetupWithManager(ctx, mgr))
 	done := make(chan error, 1)
 	go func() { done <- mgr.Start(ctx) }()
 	tb.Cleanup(func() {
@@ -188,7 +163,7 @@ func benchPublish(tb testing.TB, c client.Client, ns, app string, objs []*unstru
 	tb.Helper()
 	ctx := context.Background()
 	data, digest, err := desiredstate.Encode(objs)
-	benchMust(tb, err)
+	must(tb, err)
 	name := desiredstate.RevisionName(app, digest)
 	rev := &syncv1.Revision{
 		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name, Labels: map[string]string{syncv1.ApplicationLabel: app}},
@@ -197,8 +172,8 @@ func benchPublish(tb testing.TB, c client.Client, ns, app string, objs []*unstru
 			DesiredState:    syncv1.DesiredStateRef{SecretName: name, Digest: digest, Objects: int32(len(objs))},
 		},
 	}
-	benchMust(tb, c.Create(ctx, rev))
-	benchMust(tb, c.Create(ctx, &corev1.Secret{
+	must(tb, c.Create(ctx, rev))
+	must(tb, c.Create(ctx, &corev1.Secret{
 		ObjectMeta: metav1.ObjectMeta{
 			Namespace: ns, Name: name, Labels: map[string]string{syncv1.ApplicationLabel: app},
 			OwnerReferences: []metav1.OwnerReference{{
@@ -210,7 +185,7 @@ func benchPublish(tb testing.TB, c client.Client, ns, app string, objs []*unstru
 		Data: map[string][]byte{desiredstate.DataKey: data},
 	}))
 	app0 := &syncv1.Application{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: app}}
-	benchMust(tb, ssa.ApplyStatus(ctx, c, app0, syncv1.FieldManagerSource, map[string]any{"desiredRevision": name}))
+	must(tb, ssa.ApplyStatus(ctx, c, app0, syncv1.FieldManagerSource, map[string]any{"desiredRevision": name}))
 	return name
 }
 
@@ -301,7 +276,7 @@ func liveHeap() int64 {
 // Server-Side Apply, and reports both.
 func benchRollouts(b *testing.B, apps, perApp int) {
 	c := benchAdmin(b)
-	ns, twin := benchNamespace(b, c), benchNamespace(b, c)
+	ns, twin := applierNamespace(b, c, "bench-"), applierNamespace(b, c, "bench-")
 	heapBefore := liveHeap()
 	calls := &apiCalls{}
 	startBenchController(b, ns, calls)
@@ -309,7 +284,7 @@ func benchRollouts(b *testing.B, apps, perApp int) {
 	names := make([]string, apps)
 	for i := range names {
 		names[i] = fmt.Sprintf("app-%03d", i)
-		benchMust(b, c.Create(context.Background(), &syncv1.Application{
+		must(b, c.Create(context.Background(), &syncv1.Application{
 			ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: names[i]},
 			Spec: syncv1.ApplicationSpec{
 				Source:             syncv1.ApplicationSource{RepositoryRef: syncv1.LocalObjectReference{Name: "repo"}},
@@ -333,7 +308,7 @@ func benchRollouts(b *testing.B, apps, perApp int) {
 	// all of them to be deployed.
 	rollOut := func(objs map[string][]*unstructured.Unstructured) {
 		w, err := c.Watch(context.Background(), &syncv1.ApplicationList{}, client.InNamespace(ns))
-		benchMust(b, err)
+		must(b, err)
 		defer w.Stop()
 		want := make(map[string]string, apps)
 		for _, app := range names {
@@ -375,7 +350,7 @@ func benchRollouts(b *testing.B, apps, perApp int) {
 
 	// The last release is live: the rollouts did the work they were timed for.
 	live := &corev1.ConfigMap{}
-	benchMust(b, c.Get(context.Background(), types.NamespacedName{Namespace: ns, Name: names[0] + "-settings-000"}, live))
+	must(b, c.Get(context.Background(), types.NamespacedName{Namespace: ns, Name: names[0] + "-settings-000"}, live))
 	if got := live.Data["release"]; got != strconv.Itoa(release) {
 		b.Fatalf("ConfigMap %s/%s has release %q after the rollouts, want %d", ns, live.Name, got, release)
 	}
@@ -412,13 +387,13 @@ func BenchmarkBareSSA_Objects(b *testing.B) {
 	}{{100, "admin"}, {100, "serviceaccount"}, {500, "admin"}} {
 		b.Run(fmt.Sprintf("n=%d/as=%s", tt.n, tt.as), func(b *testing.B) {
 			admin := benchAdmin(b)
-			ns := benchNamespace(b, admin)
+			ns := applierNamespace(b, admin, "bench-")
 			cfg := benchConfig(nil)
 			if tt.as == "serviceaccount" {
 				cfg.Impersonate = rest.ImpersonationConfig{UserName: impersonate.UserName(types.NamespacedName{Namespace: ns, Name: serviceAccount})}
 			}
 			c, err := client.New(cfg, client.Options{Scheme: manager.Scheme()})
-			benchMust(b, err)
+			must(b, err)
 			objs := func(release int) []*unstructured.Unstructured {
 				out := make([]*unstructured.Unstructured, 0, tt.n)
 				for i := range tt.n {

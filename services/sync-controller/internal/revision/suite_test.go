@@ -114,17 +114,24 @@ type testEnv struct {
 // ClusterRole there.
 func newEnv(t *testing.T) *testEnv {
 	t.Helper()
-	ctx := t.Context()
-	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{GenerateName: "sync-"}}
-	must(t, admin.Create(ctx, ns))
-	t.Cleanup(func() { _ = admin.Delete(context.Background(), ns) })
-	must(t, admin.Create(ctx, &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Namespace: ns.Name, Name: serviceAccount}}))
-	must(t, admin.Create(ctx, &rbacv1.RoleBinding{
+	return &testEnv{t: t, ns: applierNamespace(t, admin, "sync-")}
+}
+
+// applierNamespace creates, with c, a namespace named from prefix whose
+// service account may apply anything in it, and deletes it at the end.
+func applierNamespace(tb testing.TB, c client.Client, prefix string) string {
+	tb.Helper()
+	ctx := context.Background()
+	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{GenerateName: prefix}}
+	must(tb, c.Create(ctx, ns))
+	tb.Cleanup(func() { _ = c.Delete(context.Background(), ns) })
+	must(tb, c.Create(ctx, &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Namespace: ns.Name, Name: serviceAccount}}))
+	must(tb, c.Create(ctx, &rbacv1.RoleBinding{
 		ObjectMeta: metav1.ObjectMeta{Namespace: ns.Name, Name: serviceAccount + "-admin"},
 		RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: "admin"},
 		Subjects:   []rbacv1.Subject{{Kind: rbacv1.ServiceAccountKind, Namespace: ns.Name, Name: serviceAccount}},
 	}))
-	return &testEnv{t: t, ns: ns.Name}
+	return ns.Name
 }
 
 // defaultOptions are the manager's defaults, with drift checks off unless a
@@ -374,10 +381,10 @@ func eventually(t *testing.T, what string, cond func() bool, explain func() stri
 	}
 }
 
-func must(t *testing.T, err error) {
-	t.Helper()
+func must(tb testing.TB, err error) {
+	tb.Helper()
 	if err != nil {
-		t.Fatal(err)
+		tb.Fatal(err)
 	}
 }
 
