@@ -67,6 +67,29 @@ func getLive(ctx context.Context, c client.Client, obj *unstructured.Unstructure
 	}
 }
 
+// observe records live as the state of its object in this reconcile.
+func (ro *rollout) observe(live *unstructured.Unstructured) {
+	if ro.observed == nil {
+		ro.observed = map[objectID]*unstructured.Unstructured{}
+	}
+	ro.observed[idOf(live)] = live
+}
+
+// current is obj's live state as applied or read earlier in this reconcile,
+// else as read now; nil when it does not exist. A reconcile spans at most
+// one pass over the groups, so what it saw is current enough to judge
+// health; the next reconcile reads afresh.
+func (ro *rollout) current(ctx context.Context, obj *unstructured.Unstructured) (*unstructured.Unstructured, error) {
+	if live, ok := ro.observed[idOf(obj)]; ok {
+		return live, nil
+	}
+	live, err := getLive(ctx, ro.client, obj)
+	if err == nil && live != nil {
+		ro.observe(live)
+	}
+	return live, err
+}
+
 // managedBySync reports whether Kuvryn Sync has applied fields of obj, which
 // is what entitles it to delete obj.
 func managedBySync(obj *unstructured.Unstructured) bool {

@@ -111,7 +111,7 @@ func (r *Reconciler) healthOf(ctx context.Context, ro *rollout, objs []*unstruct
 	worst := syncv1.HealthHealthy
 	culprit := ""
 	for _, obj := range objs {
-		live, err := getLive(ctx, ro.client, obj)
+		live, err := ro.current(ctx, obj)
 		if err != nil {
 			if f, ok := asFailure(err); ok {
 				return syncv1.HealthUnknown, f.message, nil

@@ -34,6 +34,11 @@ type rollout struct {
 	// desired is rev's desired state, read once per reconcile.
 	desired *desiredState
 
+	// observed holds the objects applied or read for health in this
+	// reconcile, so a health check right after an apply uses what the API
+	// server answered instead of reading each object again.
+	observed map[objectID]*unstructured.Unstructured
+
 	// writtenApp and writtenRev are the owned statuses last read or written,
 	// so record writes only what changed.
 	writtenApp *syncv1.ApplicationStatus

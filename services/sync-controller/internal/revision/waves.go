@@ -76,8 +76,9 @@ func (r *Reconciler) applyWaves(ctx context.Context, ro *rollout) (step, error) 
 // stops at the first one refused.
 func (r *Reconciler) applyWave(ctx context.Context, ro *rollout, ds *desiredState, g wave.Group) (step, *failure, error) {
 	for _, obj := range g.Objects {
-		_, err := applyObject(ctx, ro.client, obj, false, syncv1.ReasonApplyFailed)
+		live, err := applyObject(ctx, ro.client, obj, false, syncv1.ReasonApplyFailed)
 		if err == nil {
+			ro.observe(live)
 			continue
 		}
 		if errors.Is(err, errKindNotServed) && ds.newKinds[obj.GroupVersionKind().GroupKind()] {
@@ -102,7 +103,7 @@ func (r *Reconciler) waveHealthy(ctx context.Context, ro *rollout, g wave.Group)
 	var waiting *unstructured.Unstructured
 	var waitingFor string
 	for _, obj := range g.Objects {
-		live, err := getLive(ctx, ro.client, obj)
+		live, err := ro.current(ctx, obj)
 		if err != nil {
 			if f, ok := asFailure(err); ok {
 				return false, &failure{reason: f.reason, message: fmt.Sprintf("wave %d: %s", g.Wave, f.message)}, nil
