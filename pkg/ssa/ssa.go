@@ -14,6 +14,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	syncv1 "github.com/kuvryn/kuvryn-sync/apis/v1alpha1"
+	"github.com/kuvryn/kuvryn-sync/pkg/message"
 )
 
 // ApplyStatus applies status as the whole status this field manager owns on
@@ -84,8 +85,5 @@ func Condition(conditionType string, ok bool, reason, message string, generation
 
 // Truncate bounds a message for status or an Event.
 func Truncate(s string) string {
-	if len(s) <= syncv1.MaxMessageBytes {
-		return s
-	}
-	return s[:syncv1.MaxMessageBytes-3] + "..."
+	return message.Bound(s, syncv1.MaxMessageBytes)
 }

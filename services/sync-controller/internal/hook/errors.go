@@ -2,11 +2,11 @@ package hook
 
 import (
 	"fmt"
-	"unicode/utf8"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	syncv1 "github.com/kuvryn/kuvryn-sync/apis/v1alpha1"
+	"github.com/kuvryn/kuvryn-sync/pkg/message"
 )
 
 // maxValueBytes bounds an annotation value quoted in a message, so a huge
@@ -27,7 +27,7 @@ type ValidationError struct {
 }
 
 func (e *ValidationError) Error() string {
-	return fmt.Sprintf("%s: annotation %s=%q: %s", e.Object, e.Annotation, bounded(e.Value), e.Problem)
+	return fmt.Sprintf("%s: annotation %s=%q: %s", e.Object, e.Annotation, message.Bound(e.Value, maxValueBytes), e.Problem)
 }
 
 // Reason is the condition reason the error fails the Revision with.
@@ -41,17 +41,4 @@ func describe(obj *unstructured.Unstructured) string {
 		return obj.GetKind() + " " + ns + "/" + obj.GetName()
 	}
 	return obj.GetKind() + " " + obj.GetName()
-}
-
-// bounded cuts s to at most maxValueBytes on a rune boundary, marking the cut.
-func bounded(s string) string {
-	if len(s) <= maxValueBytes {
-		return s
-	}
-	const ellipsis = "..."
-	cut := maxValueBytes - len(ellipsis)
-	for cut > 0 && !utf8.RuneStart(s[cut]) {
-		cut--
-	}
-	return s[:cut] + ellipsis
 }

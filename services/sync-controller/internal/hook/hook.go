@@ -10,6 +10,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	syncv1 "github.com/kuvryn/kuvryn-sync/apis/v1alpha1"
+	"github.com/kuvryn/kuvryn-sync/pkg/message"
 )
 
 // Stage is where in a rollout an object is applied.
@@ -123,7 +124,7 @@ func Classify(obj *unstructured.Unstructured) (Stage, error) {
 					Object:     describe(obj),
 					Annotation: src.annotation,
 					Value:      value,
-					Problem:    fmt.Sprintf("unknown value %q; want %s", bounded(strings.TrimSpace(item)), src.want),
+					Problem:    fmt.Sprintf("unknown value %q; want %s", message.Bound(strings.TrimSpace(item), maxValueBytes), src.want),
 				}
 			}
 			if stage == Skip {

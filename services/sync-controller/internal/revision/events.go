@@ -6,6 +6,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 
+	"github.com/kuvryn/kuvryn-sync/pkg/message"
 	"github.com/kuvryn/kuvryn-sync/services/sync-controller/internal/metrics"
 )
 
@@ -45,7 +46,7 @@ func (r *Reconciler) emit(ro *rollout) {
 		related = ro.rev
 	}
 	for _, e := range ro.events {
-		r.Recorder.Eventf(ro.app, related, e.eventType, e.reason, e.action, "%s", bounded(e.message, maxEventNoteBytes))
+		r.Recorder.Eventf(ro.app, related, e.eventType, e.reason, e.action, "%s", message.Bound(e.message, maxEventNoteBytes))
 		metrics.CountEvent(ro.metricsState(), e.reason)
 	}
 	ro.events = nil

@@ -9,6 +9,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 
 	syncv1 "github.com/kuvryn/kuvryn-sync/apis/v1alpha1"
+	"github.com/kuvryn/kuvryn-sync/pkg/ssa"
 	"github.com/kuvryn/kuvryn-sync/services/sync-controller/internal/health"
 	"github.com/kuvryn/kuvryn-sync/services/sync-controller/internal/hook"
 	"github.com/kuvryn/kuvryn-sync/services/sync-controller/internal/wave"
@@ -103,7 +104,7 @@ func (r *Reconciler) runHookGroup(ctx context.Context, ro *rollout, stage hook.S
 func (r *Reconciler) advanceHook(ctx context.Context, ro *rollout, stage hook.Stage, obj *unstructured.Unstructured, st *syncv1.HookStatus) (*failure, *unstructured.Unstructured, error) {
 	hookFailed := func(format string, args ...any) *failure {
 		st.State = syncv1.HookFailed
-		st.Message = bounded(fmt.Sprintf(format, args...), syncv1.MaxMessageBytes)
+		st.Message = ssa.Truncate(fmt.Sprintf(format, args...))
 		return &failure{reason: syncv1.ReasonHookFailed, message: fmt.Sprintf("%s hook %s: %s", stage, idOf(obj), st.Message)}
 	}
 	if st.State == syncv1.HookFailed {
@@ -147,7 +148,7 @@ func (r *Reconciler) advanceHook(ctx context.Context, ro *rollout, stage hook.St
 		return hookFailed("deleted while running"), nil, nil
 	}
 	res := health.Hook(live)
-	st.Message = bounded(res.Message, syncv1.MaxMessageBytes)
+	st.Message = ssa.Truncate(res.Message)
 	switch {
 	case res.State == syncv1.HookSucceeded:
 		st.State = syncv1.HookSucceeded

@@ -3,7 +3,6 @@ package revision
 import (
 	"context"
 	"fmt"
-	"unicode/utf8"
 
 	"k8s.io/apimachinery/pkg/api/equality"
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -196,23 +195,10 @@ func setCondition(conds *[]metav1.Condition, generation int64, typ string, statu
 		Type:               typ,
 		Status:             status,
 		Reason:             reason,
-		Message:            bounded(message, syncv1.MaxMessageBytes),
+		Message:            ssa.Truncate(message),
 		ObservedGeneration: generation,
 	})
 	return transition
-}
-
-// bounded cuts s to at most limit bytes on a rune boundary, marking the cut.
-func bounded(s string, limit int) string {
-	if len(s) <= limit {
-		return s
-	}
-	const ellipsis = "..."
-	cut := limit - len(ellipsis)
-	for cut > 0 && !utf8.RuneStart(s[cut]) {
-		cut--
-	}
-	return s[:cut] + ellipsis
 }
 
 // failPlan fails a Revision before anything was applied.

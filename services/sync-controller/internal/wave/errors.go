@@ -3,9 +3,9 @@ package wave
 import (
 	"fmt"
 	"strings"
-	"unicode/utf8"
 
 	syncv1 "github.com/kuvryn/kuvryn-sync/apis/v1alpha1"
+	"github.com/kuvryn/kuvryn-sync/pkg/message"
 )
 
 const (
@@ -34,7 +34,7 @@ func (e *ValidationError) Error() string {
 	if e.Annotation == "" {
 		return e.Object + ": " + e.Problem
 	}
-	return fmt.Sprintf("%s: annotation %s=%q: %s", e.Object, e.Annotation, bounded(e.Value, maxValueBytes), e.Problem)
+	return fmt.Sprintf("%s: annotation %s=%q: %s", e.Object, e.Annotation, message.Bound(e.Value, maxValueBytes), e.Problem)
 }
 
 // Reason is the condition reason the error fails the Revision with.
@@ -62,7 +62,7 @@ func (e *PlanError) Error() string {
 	if more := len(e.Errs) - len(listed); more > 0 {
 		msg += fmt.Sprintf("; and %d more", more)
 	}
-	return bounded(msg, syncv1.MaxMessageBytes)
+	return message.Bound(msg, syncv1.MaxMessageBytes)
 }
 
 // Unwrap lets errors.As reach each object's error.
@@ -73,17 +73,4 @@ func (e *PlanError) Unwrap() []error {
 // Reason is the condition reason the error fails the Revision with.
 func (e *PlanError) Reason() string {
 	return syncv1.ReasonValidationFailure
-}
-
-// bounded cuts s to at most limit bytes on a rune boundary, marking the cut.
-func bounded(s string, limit int) string {
-	if len(s) <= limit {
-		return s
-	}
-	const ellipsis = "..."
-	cut := limit - len(ellipsis)
-	for cut > 0 && !utf8.RuneStart(s[cut]) {
-		cut--
-	}
-	return s[:cut] + ellipsis
 }
