@@ -23,11 +23,7 @@ func approveCommand(e *env) *cli.Command {
 		),
 		BashComplete: e.completeApplications,
 		Action: func(c *cli.Context) error {
-			name, err := applicationArg(c)
-			if err != nil {
-				return err
-			}
-			k8s, app, err := e.application(c, name)
+			k8s, app, err := e.application(c)
 			if err != nil {
 				return err
 			}

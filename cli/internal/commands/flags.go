@@ -92,9 +92,13 @@ func (e *env) printOptions(allNamespaces, wide bool) printers.Options {
 	}
 }
 
-// application connects and reads the named Application, the first step of
-// every command about one Application.
-func (e *env) application(c *cli.Context, name string) (client.Client, *syncv1.Application, error) {
+// application takes the command's one Application name, connects and reads
+// that Application: the first step of every command about one Application.
+func (e *env) application(c *cli.Context) (client.Client, *syncv1.Application, error) {
+	name, err := applicationArg(c)
+	if err != nil {
+		return nil, nil, err
+	}
 	k8s, namespace, err := e.connect(c)
 	if err != nil {
 		return nil, nil, err

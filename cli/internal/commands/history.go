@@ -28,15 +28,11 @@ func historyCommand(e *env) *cli.Command {
 		Flags:        append(clusterFlags(), outputFlag(formats...)),
 		BashComplete: e.completeApplications,
 		Action: func(c *cli.Context) error {
-			name, err := applicationArg(c)
-			if err != nil {
-				return err
-			}
 			format, err := output(c, formats...)
 			if err != nil {
 				return err
 			}
-			_, app, err := e.application(c, name)
+			_, app, err := e.application(c)
 			if err != nil {
 				return err
 			}

@@ -24,11 +24,7 @@ func rollbackCommand(e *env) *cli.Command {
 		Flags:        append(clusterFlags(), yesFlag()),
 		BashComplete: e.completeApplications,
 		Action: func(c *cli.Context) error {
-			name, err := applicationArg(c)
-			if err != nil {
-				return err
-			}
-			k8s, app, err := e.application(c, name)
+			k8s, app, err := e.application(c)
 			if err != nil {
 				return err
 			}
