@@ -12,6 +12,8 @@ import (
 	utiljson "k8s.io/apimachinery/pkg/util/json"
 	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
 	"sigs.k8s.io/yaml"
+
+	"github.com/kuvryn/kuvryn-sync/pkg/desiredstate"
 )
 
 // object is one rendered object and where it came from, for messages.
@@ -165,33 +167,12 @@ func joinField(field []string) string {
 	return s
 }
 
-// objectKey is what makes two rendered objects the same object.
-type objectKey struct {
-	group, kind, namespace, name string
-}
-
-func (k objectKey) String() string {
-	s := k.kind
-	if k.group != "" {
-		s += "." + k.group
-	}
-	if k.namespace != "" {
-		return s + " " + k.namespace + "/" + k.name
-	}
-	return s + " " + k.name
-}
-
-func keyOf(u *unstructured.Unstructured) objectKey {
-	gv, _ := schema.ParseGroupVersion(u.GetAPIVersion())
-	return objectKey{group: gv.Group, kind: u.GetKind(), namespace: u.GetNamespace(), name: u.GetName()}
-}
-
 // checkDuplicates refuses two objects with the same group, kind, namespace
 // and name: one would silently overwrite the other on apply.
 func checkDuplicates(objs []object) error {
-	seen := make(map[objectKey]object, len(objs))
+	seen := make(map[desiredstate.ObjectID]object, len(objs))
 	for _, o := range objs {
-		k := keyOf(o.u)
+		k := desiredstate.IDOf(o.u)
 		if first, dup := seen[k]; dup {
 			return validationFailure(o.file, "%s defines %s, already defined by %s (%s)", o.where, k, first.file, first.where)
 		}

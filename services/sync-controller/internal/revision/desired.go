@@ -19,31 +19,13 @@ import (
 	"github.com/kuvryn/kuvryn-sync/services/sync-controller/internal/wave"
 )
 
-// objectID is what makes two objects the same object in a cluster; the
-// version is only how it is served.
-type objectID struct {
-	Group, Kind, Namespace, Name string
-}
+// objectID identifies an object in the cluster.
+type objectID = desiredstate.ObjectID
 
-func idOf(obj *unstructured.Unstructured) objectID {
-	gvk := obj.GroupVersionKind()
-	return objectID{Group: gvk.Group, Kind: gvk.Kind, Namespace: obj.GetNamespace(), Name: obj.GetName()}
-}
+func idOf(obj *unstructured.Unstructured) objectID { return desiredstate.IDOf(obj) }
 
 func idOfRef(ref syncv1.ObjectRef) objectID {
 	return objectID{Group: ref.Group, Kind: ref.Kind, Namespace: ref.Namespace, Name: ref.Name}
-}
-
-// String names the object the way kubectl users read it.
-func (id objectID) String() string {
-	kind := id.Kind
-	if id.Group != "" {
-		kind += "." + id.Group
-	}
-	if id.Namespace != "" {
-		return kind + " " + id.Namespace + "/" + id.Name
-	}
-	return kind + " " + id.Name
 }
 
 // inventoryEntry is obj in the Inventory's compact form,
