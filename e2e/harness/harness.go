@@ -7,11 +7,8 @@ package harness
 
 import (
 	"bufio"
-	"bytes"
 	"context"
-	"errors"
 	"fmt"
-	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -23,7 +20,6 @@ import (
 	authenticationv1 "k8s.io/api/authentication/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/clientcmd"
 	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
@@ -106,44 +102,30 @@ func Start(ctx context.Context, o Options) (env *Env, err error) {
 // Install applies every YAML file in dir (kustomization.yaml aside) with
 // Server-Side Apply as admin.
 func (e *Env) Install(ctx context.Context, dir string) error {
-	files, err := filepath.Glob(filepath.Join(dir, "*.yaml"))
+	objs, err := controlplane.ReadManifests(dir)
 	if err != nil {
 		return err
 	}
-	for _, f := range files {
-		if filepath.Base(f) == "kustomization.yaml" {
-			continue
-		}
-		data, err := os.ReadFile(f)
-		if err != nil {
-			return err
-		}
-		if err := e.ApplyYAML(ctx, data); err != nil {
-			return fmt.Errorf("%s: %w", f, err)
-		}
-	}
-	return nil
+	return e.apply(ctx, objs)
 }
 
 // ApplyYAML applies a multi-document YAML stream as admin.
 func (e *Env) ApplyYAML(ctx context.Context, data []byte) error {
-	dec := utilyaml.NewYAMLOrJSONDecoder(bytes.NewReader(data), 4096)
-	for {
-		u := &unstructured.Unstructured{}
-		if err := dec.Decode(&u.Object); err != nil {
-			if errors.Is(err, io.EOF) {
-				return nil
-			}
-			return err
-		}
-		if len(u.Object) == 0 {
-			continue
-		}
+	objs, err := controlplane.DecodeManifests(data)
+	if err != nil {
+		return err
+	}
+	return e.apply(ctx, objs)
+}
+
+func (e *Env) apply(ctx context.Context, objs []*unstructured.Unstructured) error {
+	for _, u := range objs {
 		if err := e.Client.Apply(ctx, client.ApplyConfigurationFromUnstructured(u),
 			client.FieldOwner("kuvryn-e2e"), client.ForceOwnership); err != nil {
 			return fmt.Errorf("%s %s: %w", u.GetKind(), u.GetName(), err)
 		}
 	}
+	return nil
 }
 
 // Kubeconfig writes a kubeconfig holding a fresh token of the ServiceAccount
@@ -159,13 +141,19 @@ func (e *Env) Kubeconfig(ctx context.Context, serviceAccount string) (string, er
 	if err != nil {
 		return "", fmt.Errorf("token for ServiceAccount %s/%s: %w", SystemNamespace, serviceAccount, err)
 	}
+	path := filepath.Join(e.Dir, serviceAccount+".kubeconfig")
+	return path, e.writeKubeconfig(path, serviceAccount, &clientcmdapi.AuthInfo{Token: tr.Status.Token})
+}
+
+// writeKubeconfig writes a kubeconfig for the control plane whose one
+// context authenticates as user with auth.
+func (e *Env) writeKubeconfig(path, user string, auth *clientcmdapi.AuthInfo) error {
 	cfg := clientcmdapi.NewConfig()
 	cfg.Clusters["local"] = &clientcmdapi.Cluster{Server: e.CP.Config.Host, CertificateAuthorityData: e.CP.Config.CAData}
-	cfg.AuthInfos[serviceAccount] = &clientcmdapi.AuthInfo{Token: tr.Status.Token}
-	cfg.Contexts["local"] = &clientcmdapi.Context{Cluster: "local", AuthInfo: serviceAccount}
+	cfg.AuthInfos[user] = auth
+	cfg.Contexts["local"] = &clientcmdapi.Context{Cluster: "local", AuthInfo: user}
 	cfg.CurrentContext = "local"
-	path := filepath.Join(e.Dir, serviceAccount+".kubeconfig")
-	return path, clientcmd.WriteToFile(*cfg, path)
+	return clientcmd.WriteToFile(*cfg, path)
 }
 
 // Process is one running service.
@@ -355,10 +343,5 @@ func (e *Env) UserKubeconfig(user, path string) error {
 	if err != nil {
 		return err
 	}
-	kc := clientcmdapi.NewConfig()
-	kc.Clusters["local"] = &clientcmdapi.Cluster{Server: cfg.Host, CertificateAuthorityData: cfg.CAData}
-	kc.AuthInfos[user] = &clientcmdapi.AuthInfo{ClientCertificateData: cfg.CertData, ClientKeyData: cfg.KeyData}
-	kc.Contexts["local"] = &clientcmdapi.Context{Cluster: "local", AuthInfo: user}
-	kc.CurrentContext = "local"
-	return clientcmd.WriteToFile(*kc, path)
+	return e.writeKubeconfig(path, user, &clientcmdapi.AuthInfo{ClientCertificateData: cfg.CertData, ClientKeyData: cfg.KeyData})
 }

@@ -1,7 +1,6 @@
 package controlplane
 
 import (
-	"bytes"
 	"context"
 	"crypto/ecdsa"
 	"crypto/elliptic"
@@ -11,7 +10,6 @@ import (
 	"encoding/pem"
 	"errors"
 	"fmt"
-	"io"
 	"math/big"
 	"net"
 	"os"
@@ -25,7 +23,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
-	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	syncv1 "github.com/kuvryn/kuvryn-sync/apis/v1alpha1"
@@ -115,41 +112,21 @@ func FreePort() (int, error) {
 // the in-cluster Service, so rules and failure policy are the shipped ones.
 func RegisterWebhooks(ctx context.Context, c client.Client, root string, port int, caBundle []byte) error {
 	dir := filepath.Join(root, "deploy", "webhook")
-	files, err := filepath.Glob(filepath.Join(dir, "*.yaml"))
+	objs, err := ReadManifests(dir)
 	if err != nil {
 		return err
 	}
 	registered := 0
-	for _, f := range files {
-		if filepath.Base(f) == "kustomization.yaml" {
-			continue
-		}
-		data, err := os.ReadFile(f)
+	for _, u := range objs {
+		local, err := toLoopback(u, port, caBundle)
 		if err != nil {
-			return err
+			return fmt.Errorf("%s: %s %s: %w", dir, u.GetKind(), u.GetName(), err)
 		}
-		dec := utilyaml.NewYAMLOrJSONDecoder(bytes.NewReader(data), 4096)
-		for {
-			u := &unstructured.Unstructured{}
-			if err := dec.Decode(&u.Object); err != nil {
-				if errors.Is(err, io.EOF) {
-					break
-				}
-				return fmt.Errorf("%s: %w", f, err)
-			}
-			if len(u.Object) == 0 {
-				continue
-			}
-			local, err := toLoopback(u, port, caBundle)
-			if err != nil {
-				return fmt.Errorf("%s: %s %s: %w", f, u.GetKind(), u.GetName(), err)
-			}
-			if err := c.Apply(ctx, client.ApplyConfigurationFromUnstructured(local),
-				client.FieldOwner("kuvryn-e2e"), client.ForceOwnership); err != nil {
-				return fmt.Errorf("%s: %s %s: %w", f, u.GetKind(), u.GetName(), err)
-			}
-			registered++
+		if err := c.Apply(ctx, client.ApplyConfigurationFromUnstructured(local),
+			client.FieldOwner("kuvryn-e2e"), client.ForceOwnership); err != nil {
+			return fmt.Errorf("%s: %s %s: %w", dir, u.GetKind(), u.GetName(), err)
 		}
+		registered++
 	}
 	if registered == 0 {
 		return fmt.Errorf("no webhook configurations in %s", dir)
