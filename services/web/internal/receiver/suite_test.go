@@ -1,0 +1,334 @@
+package receiver
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"crypto/hmac"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/go-logr/logr"
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/testutil"
+	corev1 "k8s.io/api/core/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/log/zap"
+	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
+
+	syncv1 "github.com/kuvryn/kuvryn-sync/apis/v1alpha1"
+	"github.com/kuvryn/kuvryn-sync/pkg/controlplane"
+	"github.com/kuvryn/kuvryn-sync/pkg/manager"
+	"github.com/kuvryn/kuvryn-sync/services/web/internal/serve"
+)
+
+// The suite runs one real API server. Each test gets its own namespace and
+// its own receiver, served by a real HTTP server on loopback, reading
+// through a manager's cache of the whole cluster, as in the service, as a
+// user holding only the web ClusterRole of
+// deploy/rbac, so a missing permission fails the test.
+var (
+	cp    *controlplane.ControlPlane
+	admin client.Client
+)
+
+// receiverUser is bound to the web ClusterRole.
+const receiverUser = "kuvryn-web-test"
+
+func TestMain(m *testing.M) {
+	flag.Parse()
+	if testing.Verbose() {
+		ctrl.SetLogger(zap.New(zap.UseDevMode(true), zap.WriteTo(os.Stderr)))
+	} else {
+		ctrl.SetLogger(logr.Discard())
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	var err error
+	cp, err = controlplane.Start(ctx, controlplane.Options{})
+	if err == nil {
+		admin, err = client.New(cp.Config, client.Options{Scheme: manager.Scheme()})
+	}
+	if err == nil {
+		err = bindWebRole(ctx)
+	}
+	cancel()
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "starting control plane:", err)
+		if cp != nil {
+			_ = cp.Stop()
+		}
+		os.Exit(1)
+	}
+	code := m.Run()
+	if err := cp.Stop(); err != nil {
+		fmt.Fprintln(os.Stderr, "stopping control plane:", err)
+	}
+	os.Exit(code)
+}
+
+// bindWebRole installs the web ClusterRole of deploy/rbac and binds it to
+// receiverUser.
+func bindWebRole(ctx context.Context) error {
+	root, err := controlplane.RepoRoot()
+	if err != nil {
+		return err
+	}
+	data, err := os.ReadFile(filepath.Join(root, "deploy", "rbac", "web_role.yaml"))
+	if err != nil {
+		return err
+	}
+	objs, err := controlplane.DecodeManifests(data)
+	if err != nil {
+		return err
+	}
+	var role string
+	for _, u := range objs {
+		if u.GetKind() != "ClusterRole" {
+			continue
+		}
+		role = u.GetName()
+		if err := admin.Apply(ctx, client.ApplyConfigurationFromUnstructured(u), client.FieldOwner("receiver-test")); err != nil {
+			return err
+		}
+	}
+	if role == "" {
+		return errors.New("deploy/rbac/web_role.yaml holds no ClusterRole")
+	}
+	return admin.Create(ctx, &rbacv1.ClusterRoleBinding{
+		ObjectMeta: metav1.ObjectMeta{Name: receiverUser},
+		RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: role},
+		Subjects:   []rbacv1.Subject{{Kind: rbacv1.UserKind, APIGroup: rbacv1.GroupName, Name: receiverUser}},
+	})
+}
+
+// fixture is one test's namespace and running receiver.
+type fixture struct {
+	t   *testing.T
+	ns  string
+	url string
+	// addr is host:port of the listener.
+	addr string
+	reg  *prometheus.Registry
+	rc   *Receiver
+}
+
+type fixtureOptions struct {
+	// now freezes the receiver's clock, so no bucket refills during a test.
+	now func() time.Time
+	// wrap wraps the receiver's handler.
+	wrap func(http.Handler) http.Handler
+}
+
+// start creates a namespace and serves a receiver for it on loopback.
+func start(t *testing.T, o fixtureOptions) *fixture {
+	t.Helper()
+	ctx := context.Background()
+	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{GenerateName: "receiver-"}}
+	must(t, admin.Create(ctx, ns))
+	t.Cleanup(func() { _ = admin.Delete(context.Background(), ns) })
+
+	mgr, err := ctrl.NewManager(cp.Impersonate(receiverUser), ctrl.Options{
+		Scheme:                 manager.Scheme(),
+		Metrics:                metricsserver.Options{BindAddress: "0"},
+		HealthProbeBindAddress: "0",
+	})
+	must(t, err)
+	reg := prometheus.NewRegistry()
+	rc, err := New(Options{Client: mgr.GetClient(), Secrets: mgr.GetAPIReader(), Registerer: reg,
+		Log: ctrl.Log.WithName("receiver").WithName(ns.Name), Now: o.now})
+	must(t, err)
+	h := rc.Handler()
+	if o.wrap != nil {
+		h = o.wrap(h)
+	}
+	l := &serve.Listener{Name: "webhook-receiver", Addr: "127.0.0.1:0", Handler: h,
+		Before: func(ctx context.Context) error { return Informers(ctx, mgr.GetCache()) }}
+	must(t, mgr.Add(l))
+	runCtx, cancel := context.WithCancel(ctx)
+	done := make(chan error, 1)
+	go func() { done <- mgr.Start(runCtx) }()
+	t.Cleanup(func() {
+		cancel()
+		if err := <-done; err != nil {
+			t.Errorf("manager stopped with: %v", err)
+		}
+	})
+	deadline := time.Now().Add(time.Minute)
+	for l.Ready(nil) != nil {
+		select {
+		case err := <-done:
+			t.Fatalf("manager stopped before the receiver listened: %v", err)
+		default:
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the receiver did not listen within a minute")
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	return &fixture{t: t, ns: ns.Name, url: "http://" + l.BoundAddr(), addr: l.BoundAddr(), reg: reg, rc: rc}
+}
+
+// secret creates a webhook Secret holding token.
+func (f *fixture) secret(name, token string) {
+	f.t.Helper()
+	must(f.t, admin.Create(context.Background(), &corev1.Secret{
+		ObjectMeta: metav1.ObjectMeta{Namespace: f.ns, Name: name},
+		Data:       map[string][]byte{TokenKey: []byte(token)},
+	}))
+}
+
+// repository creates a Repository following url whose webhook Secret is
+// secretName; "" leaves spec.webhook unset.
+func (f *fixture) repository(name, url, secretName string) {
+	f.t.Helper()
+	repo := &syncv1.Repository{
+		ObjectMeta: metav1.ObjectMeta{Namespace: f.ns, Name: name},
+		Spec:       syncv1.RepositorySpec{Git: syncv1.GitSource{URL: url}},
+	}
+	if secretName != "" {
+		repo.Spec.Webhook = &syncv1.WebhookSpec{SecretRef: syncv1.LocalObjectReference{Name: secretName}}
+	}
+	must(f.t, admin.Create(context.Background(), repo))
+	f.waitCached(repo)
+}
+
+// imagePolicy creates an ImagePolicy whose webhook Secret is secretName.
+func (f *fixture) imagePolicy(name, secretName string) {
+	f.t.Helper()
+	p := &syncv1.ImagePolicy{
+		ObjectMeta: metav1.ObjectMeta{Namespace: f.ns, Name: name},
+		Spec: syncv1.ImagePolicySpec{
+			Image:   "ghcr.io/acme/api",
+			Policy:  syncv1.ImageSelectionPolicy{SemVer: &syncv1.SemVerPolicy{Range: ">=1.0.0"}},
+			Webhook: &syncv1.WebhookSpec{SecretRef: syncv1.LocalObjectReference{Name: secretName}},
+		},
+	}
+	must(f.t, admin.Create(context.Background(), p))
+	f.waitCached(p)
+}
+
+// waitCached waits until the receiver's cache holds obj.
+func (f *fixture) waitCached(obj client.Object) {
+	f.t.Helper()
+	deadline := time.Now().Add(30 * time.Second)
+	for f.rc.client.Get(context.Background(), client.ObjectKeyFromObject(obj), obj.DeepCopyObject().(client.Object)) != nil {
+		if time.Now().After(deadline) {
+			f.t.Fatalf("%s never reached the receiver's cache", obj.GetName())
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// response is what a request got.
+type response struct {
+	status int
+	header http.Header
+	body   string
+}
+
+// post sends body to path with the given headers.
+func (f *fixture) post(path string, header map[string]string, body []byte) response {
+	f.t.Helper()
+	req, err := http.NewRequest(http.MethodPost, f.url+path, bytes.NewReader(body))
+	must(f.t, err)
+	for k, v := range header {
+		req.Header.Set(k, v)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	must(f.t, err)
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	must(f.t, err)
+	return response{status: resp.StatusCode, header: resp.Header, body: string(b)}
+}
+
+// raw sends a request over its own connection and returns the response
+// exactly as the server wrote it.
+func (f *fixture) raw(path string, header map[string]string, body []byte) []byte {
+	f.t.Helper()
+	conn, err := net.Dial("tcp", f.addr)
+	must(f.t, err)
+	defer conn.Close()
+	must(f.t, conn.SetDeadline(time.Now().Add(30*time.Second)))
+	var b bytes.Buffer
+	fmt.Fprintf(&b, "POST %s HTTP/1.1\r\nHost: %s\r\nConnection: close\r\nContent-Length: %d\r\n", path, f.addr, len(body))
+	for k, v := range header {
+		fmt.Fprintf(&b, "%s: %s\r\n", k, v)
+	}
+	b.WriteString("\r\n")
+	b.Write(body)
+	_, err = conn.Write(b.Bytes())
+	must(f.t, err)
+	out, err := io.ReadAll(bufio.NewReader(conn))
+	must(f.t, err)
+	return out
+}
+
+// counts reads the request counter by result.
+func (f *fixture) counts() map[string]int {
+	f.t.Helper()
+	out := map[string]int{}
+	for _, r := range results {
+		out[string(r)] = int(testutil.ToFloat64(f.rc.requests.WithLabelValues(string(r))))
+	}
+	return out
+}
+
+// annotation reads obj's annotation as admin.
+func (f *fixture) annotation(obj client.Object, name, annotation string) string {
+	f.t.Helper()
+	must(f.t, admin.Get(context.Background(), client.ObjectKey{Namespace: f.ns, Name: name}, obj))
+	return obj.GetAnnotations()[annotation]
+}
+
+// sign is the GitHub X-Hub-Signature-256 of body with token.
+func sign(body []byte, token string) string {
+	mac := hmac.New(sha256.New, []byte(token))
+	mac.Write(body)
+	return "sha256=" + hex.EncodeToString(mac.Sum(nil))
+}
+
+// githubPush is a GitHub push payload for a repository at
+// https://github.com/<fullName>, in the shape GitHub sends.
+func githubPush(fullName string) []byte {
+	return []byte(fmt.Sprintf(`{"ref":"refs/heads/main","before":"6113728f27ae82c7b1a177c8d03f9e96e0adf246","after":"0000000000000000000000000000000000000000",
+"repository":{"id":186853002,"name":%[2]q,"full_name":%[1]q,"private":false,
+"html_url":"https://github.com/%[1]s","url":"https://github.com/%[1]s",
+"git_url":"git://github.com/%[1]s.git","ssh_url":"git@github.com:%[1]s.git","clone_url":"https://github.com/%[1]s.git",
+"svn_url":"https://github.com/%[1]s","created_at":1557933565,"pushed_at":1557933657},
+"pusher":{"name":"Codertocat","email":"21031067+Codertocat@users.noreply.github.com"},
+"commits":[],"head_commit":null}`, fullName, fullName[strings.LastIndex(fullName, "/")+1:]))
+}
+
+// gitlabPush is a GitLab push payload for a project at
+// https://gitlab.example.com/<path>.
+func gitlabPush(path string) []byte {
+	return []byte(fmt.Sprintf(`{"object_kind":"push","event_name":"push","ref":"refs/heads/main","user_username":"jsmith",
+"project":{"id":15,"name":"app","web_url":"https://gitlab.example.com/%[1]s",
+"git_ssh_url":"git@gitlab.example.com:%[1]s.git","git_http_url":"https://gitlab.example.com/%[1]s.git",
+"path_with_namespace":%[1]q,"default_branch":"main"},
+"repository":{"name":"app","url":"git@gitlab.example.com:%[1]s.git","homepage":"https://gitlab.example.com/%[1]s",
+"git_http_url":"https://gitlab.example.com/%[1]s.git","git_ssh_url":"git@gitlab.example.com:%[1]s.git"},
+"commits":[],"total_commits_count":0}`, path))
+}
+
+func must(tb testing.TB, err error) {
+	tb.Helper()
+	if err != nil {
+		tb.Fatal(err)
+	}
+}
