@@ -12,8 +12,12 @@ type ImagePolicySpec struct {
 	// SecretRef names a dockerconfigjson Secret labelled sync.kuvryn.io/registry-credentials: "true".
 	// +optional
 	SecretRef *LocalObjectReference `json:"secretRef,omitempty"`
-	// Interval between scans.
+	// Interval between scans: a Go duration of at least 1m.
 	// +kubebuilder:default="5m"
+	// +kubebuilder:validation:Type=string
+	// +kubebuilder:validation:MaxLength=64
+	// +kubebuilder:validation:XValidation:rule="self.matches('^([0-9]+([.][0-9]+)?(ns|us|µs|ms|s|m|h))+$')",message="must be a duration such as 30s, 5m or 1h"
+	// +kubebuilder:validation:XValidation:rule="!self.matches('^([0-9]+([.][0-9]+)?(ns|us|µs|ms|s|m|h))+$') || duration(self) >= duration('1m')",message="must be at least 1m"
 	// +optional
 	Interval *metav1.Duration     `json:"interval,omitempty"`
 	Policy   ImageSelectionPolicy `json:"policy"`

@@ -7,8 +7,12 @@ type RepositorySpec struct {
 	Git GitSource `json:"git"`
 
 	// PollInterval is how often the repository is fetched when no push
-	// webhook asks for it sooner.
+	// webhook asks for it sooner: a Go duration of at least 5s.
 	// +kubebuilder:default="1m"
+	// +kubebuilder:validation:Type=string
+	// +kubebuilder:validation:MaxLength=64
+	// +kubebuilder:validation:XValidation:rule="self.matches('^([0-9]+([.][0-9]+)?(ns|us|µs|ms|s|m|h))+$')",message="must be a duration such as 30s, 5m or 1h"
+	// +kubebuilder:validation:XValidation:rule="!self.matches('^([0-9]+([.][0-9]+)?(ns|us|µs|ms|s|m|h))+$') || duration(self) >= duration('5s')",message="must be at least 5s"
 	// +optional
 	PollInterval *metav1.Duration `json:"pollInterval,omitempty"`
 
