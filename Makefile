@@ -7,7 +7,7 @@ GO       ?= go
 VERSION  ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
 export KUBEBUILDER_ASSETS := $(BIN)
 
-MODULES  := apis pkg cli e2e services/source-controller services/sync-controller \
+MODULES  := apis pkg pkg/testkit cli e2e services/source-controller services/sync-controller \
             services/image-controller services/notify-controller services/web
 PKGS     := $(foreach m,$(MODULES),./$(m)/...)
 # Unit tests and tests against the real API server, outside the e2e module.

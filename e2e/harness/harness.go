@@ -25,9 +25,9 @@ import (
 	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	"github.com/kuvryn/kuvryn-sync/pkg/controlplane"
 	"github.com/kuvryn/kuvryn-sync/pkg/manager"
-	"github.com/kuvryn/kuvryn-sync/pkg/testgit"
+	"github.com/kuvryn/kuvryn-sync/pkg/testkit/controlplane"
+	testgit "github.com/kuvryn/kuvryn-sync/pkg/testkit/git"
 )
 
 // SystemNamespace holds the services' ServiceAccounts.

@@ -7,7 +7,7 @@ import (
 	"path/filepath"
 	"strconv"
 
-	"github.com/kuvryn/kuvryn-sync/pkg/controlplane"
+	"github.com/kuvryn/kuvryn-sync/pkg/testkit/controlplane"
 )
 
 // EnableWebhooks prepares the sync-controller's admission webhooks for this

@@ -35,7 +35,7 @@ import (
 	"sigs.k8s.io/kustomize/api/krusty"
 	"sigs.k8s.io/kustomize/kyaml/filesys"
 
-	"github.com/kuvryn/kuvryn-sync/pkg/controlplane"
+	"github.com/kuvryn/kuvryn-sync/pkg/testkit/controlplane"
 )
 
 const (

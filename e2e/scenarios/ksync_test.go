@@ -27,7 +27,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	syncv1 "github.com/kuvryn/kuvryn-sync/apis/v1alpha1"
-	"github.com/kuvryn/kuvryn-sync/pkg/testgit"
+	testgit "github.com/kuvryn/kuvryn-sync/pkg/testkit/git"
 )
 
 // TestE2E_KsyncAppsAndReposShowWhatTheControllersReport: Applications

@@ -9,7 +9,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	syncv1 "github.com/kuvryn/kuvryn-sync/apis/v1alpha1"
-	"github.com/kuvryn/kuvryn-sync/pkg/controlplane"
+	"github.com/kuvryn/kuvryn-sync/pkg/testkit/controlplane"
 )
 
 // TestE2E_SyncControllerKilledMidRolloutResumesWithoutRerunningHooks: the

@@ -18,7 +18,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	syncv1 "github.com/kuvryn/kuvryn-sync/apis/v1alpha1"
-	"github.com/kuvryn/kuvryn-sync/pkg/testsops"
+	testsops "github.com/kuvryn/kuvryn-sync/pkg/testkit/sops"
 )
 
 // TestE2E_SOPSSecretAppliedAndItsPlaintextFoundNowhere: a SOPS-encrypted

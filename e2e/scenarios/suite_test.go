@@ -16,8 +16,8 @@ import (
 
 	syncv1 "github.com/kuvryn/kuvryn-sync/apis/v1alpha1"
 	"github.com/kuvryn/kuvryn-sync/e2e/harness"
-	"github.com/kuvryn/kuvryn-sync/pkg/controlplane"
-	"github.com/kuvryn/kuvryn-sync/pkg/testgit"
+	"github.com/kuvryn/kuvryn-sync/pkg/testkit/controlplane"
+	testgit "github.com/kuvryn/kuvryn-sync/pkg/testkit/git"
 )
 
 var (

@@ -154,6 +154,7 @@ require (
 	github.com/jbenet/go-context v0.0.0-20150711004518-d14ea06fba99 // indirect
 	github.com/json-iterator/go v1.1.13-0.20220915233716-71ac16282d12 // indirect
 	github.com/kevinburke/ssh_config v1.2.0 // indirect
+	github.com/kuvryn/kuvryn-sync/pkg/testkit v0.0.0
 	github.com/kylelemons/godebug v1.1.0 // indirect
 	github.com/lib/pq v1.12.3 // indirect
 	github.com/liggitt/tabwriter v0.0.0-20181228230101-89fcab3d43de // indirect
@@ -245,4 +246,5 @@ require (
 replace (
 	github.com/kuvryn/kuvryn-sync/apis => ../../apis
 	github.com/kuvryn/kuvryn-sync/pkg => ../../pkg
+	github.com/kuvryn/kuvryn-sync/pkg/testkit => ../../pkg/testkit
 )

@@ -57,6 +57,7 @@ require (
 	github.com/grpc-ecosystem/grpc-gateway/v2 v2.30.0 // indirect
 	github.com/inconshreveable/mousetrap v1.1.0 // indirect
 	github.com/json-iterator/go v1.1.13-0.20220915233716-71ac16282d12 // indirect
+	github.com/kuvryn/kuvryn-sync/pkg/testkit v0.0.0
 	github.com/kylelemons/godebug v1.1.0 // indirect
 	github.com/modern-go/concurrent v0.0.0-20180306012644-bacd9c7ef1dd // indirect
 	github.com/modern-go/reflect2 v1.0.3-0.20250322232337-35a7c28c31ee // indirect
@@ -106,4 +107,5 @@ require (
 replace (
 	github.com/kuvryn/kuvryn-sync/apis => ../../apis
 	github.com/kuvryn/kuvryn-sync/pkg => ../../pkg
+	github.com/kuvryn/kuvryn-sync/pkg/testkit => ../../pkg/testkit
 )

@@ -7,6 +7,7 @@ require (
 	github.com/go-logr/logr v1.4.4
 	github.com/kuvryn/kuvryn-sync/apis v0.0.0
 	github.com/kuvryn/kuvryn-sync/pkg v0.0.0
+	github.com/kuvryn/kuvryn-sync/pkg/testkit v0.0.0
 	github.com/prometheus/client_golang v1.24.0
 	golang.org/x/time v0.15.0
 	k8s.io/api v0.37.2
@@ -106,4 +107,5 @@ require (
 replace (
 	github.com/kuvryn/kuvryn-sync/apis => ../../apis
 	github.com/kuvryn/kuvryn-sync/pkg => ../../pkg
+	github.com/kuvryn/kuvryn-sync/pkg/testkit => ../../pkg/testkit
 )

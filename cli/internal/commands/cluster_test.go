@@ -20,7 +20,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	syncv1 "github.com/kuvryn/kuvryn-sync/apis/v1alpha1"
-	"github.com/kuvryn/kuvryn-sync/pkg/controlplane"
+	"github.com/kuvryn/kuvryn-sync/pkg/testkit/controlplane"
 )
 
 // The tests that need a cluster share one real etcd and kube-apiserver with

@@ -24,7 +24,7 @@ import (
 
 	syncv1 "github.com/kuvryn/kuvryn-sync/apis/v1alpha1"
 	"github.com/kuvryn/kuvryn-sync/e2e/harness"
-	"github.com/kuvryn/kuvryn-sync/pkg/controlplane"
+	"github.com/kuvryn/kuvryn-sync/pkg/testkit/controlplane"
 )
 
 const (

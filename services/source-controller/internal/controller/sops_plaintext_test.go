@@ -22,7 +22,7 @@ import (
 
 	syncv1 "github.com/kuvryn/kuvryn-sync/apis/v1alpha1"
 	"github.com/kuvryn/kuvryn-sync/pkg/desiredstate"
-	"github.com/kuvryn/kuvryn-sync/pkg/testsops"
+	testsops "github.com/kuvryn/kuvryn-sync/pkg/testkit/sops"
 )
 
 const dbSecret = `apiVersion: v1

@@ -7,7 +7,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/kuvryn/kuvryn-sync/pkg/testgit"
+	testgit "github.com/kuvryn/kuvryn-sync/pkg/testkit/git"
 )
 
 func TestFetch_ResolvesRevisions(t *testing.T) {

@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/kuvryn/kuvryn-sync/pkg/testgit"
+	testgit "github.com/kuvryn/kuvryn-sync/pkg/testkit/git"
 )
 
 func exists(t *testing.T, path string) bool {

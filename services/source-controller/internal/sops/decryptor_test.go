@@ -13,7 +13,7 @@ import (
 	sopsv3 "github.com/getsops/sops/v3"
 	"go.yaml.in/yaml/v3"
 
-	"github.com/kuvryn/kuvryn-sync/pkg/testsops"
+	testsops "github.com/kuvryn/kuvryn-sync/pkg/testkit/sops"
 )
 
 // Values that must never leave Decrypt except as plaintext output.

@@ -33,10 +33,10 @@ import (
 	"sigs.k8s.io/yaml"
 
 	syncv1 "github.com/kuvryn/kuvryn-sync/apis/v1alpha1"
-	"github.com/kuvryn/kuvryn-sync/pkg/controlplane"
 	"github.com/kuvryn/kuvryn-sync/pkg/desiredstate"
 	"github.com/kuvryn/kuvryn-sync/pkg/manager"
 	"github.com/kuvryn/kuvryn-sync/pkg/ssa"
+	"github.com/kuvryn/kuvryn-sync/pkg/testkit/controlplane"
 )
 
 // The suite runs one real control plane (etcd, kube-apiserver,

@@ -8,8 +8,8 @@ import (
 	"time"
 
 	syncv1 "github.com/kuvryn/kuvryn-sync/apis/v1alpha1"
-	"github.com/kuvryn/kuvryn-sync/pkg/controlplane"
 	"github.com/kuvryn/kuvryn-sync/pkg/manager"
+	"github.com/kuvryn/kuvryn-sync/pkg/testkit/controlplane"
 	"github.com/kuvryn/kuvryn-sync/services/sync-controller/internal/webhook"
 )
 
