@@ -18,7 +18,7 @@ import (
 // Relations between objects, as the edges name them.
 const (
 	RelOwns     = "owns"
-	RelSlices   = "endpointslice"
+	RelSlices   = "slices"
 	RelEndpoint = "endpoint"
 	RelUses     = "uses"
 	RelBinds    = "binds"
@@ -117,22 +117,29 @@ func (b *builder) build() {
 		key := b.node(ID("apps", "ReplicaSet", rs.Namespace, rs.Name), "v1", Present, replicaSetStatus(rs))
 		b.byUID[rs.UID] = key
 	}
+	parents := map[string][]string{}
 	for i := range s.ReplicaSets {
 		rs := &s.ReplicaSets[i]
-		b.owners(ID("apps", "ReplicaSet", rs.Namespace, rs.Name).String(), rs.OwnerReferences)
+		key := ID("apps", "ReplicaSet", rs.Namespace, rs.Name).String()
+		parents[key] = b.owners(key, rs.OwnerReferences)
 	}
-	owned := map[string]bool{}
+	// hasPods marks the owners, and their owners, of Pods in the graph:
+	// their Pods show what they refer to, so their templates need not.
+	hasPods := map[string]bool{}
 	for i := range s.Pods {
 		p := &s.Pods[i]
 		key := b.node(ID("", "Pod", p.Namespace, p.Name), "v1", Present, PodStatus(p))
 		for _, owner := range b.owners(key, p.OwnerReferences) {
-			owned[owner] = true
+			hasPods[owner] = true
+			for _, up := range parents[owner] {
+				hasPods[up] = true
+			}
 		}
 		b.references(key, p.Namespace, &p.Spec)
 	}
 	for _, obj := range present {
 		key := desiredstate.IDOf(obj).String()
-		if t, ok := PodTemplate(obj); ok && !owned[key] {
+		if t, ok := PodTemplate(obj); ok && !hasPods[key] {
 			b.references(key, obj.GetNamespace(), &t.Spec)
 		}
 		switch obj.GroupVersionKind().GroupKind() {

@@ -58,6 +58,8 @@ func run(args []string, e *env) int {
 			reposCommand(e),
 			planCommand(e),
 			historyCommand(e),
+			diagnoseCommand(e),
+			graphCommand(e),
 			approveCommand(e),
 			rollbackCommand(e),
 			completionCommand(),

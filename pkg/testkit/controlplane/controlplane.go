@@ -15,6 +15,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -39,6 +40,10 @@ type Options struct {
 	Full bool
 	// Nodes is the number of kwok nodes for Full; default 1.
 	Nodes int
+	// Stages are more kwok Stage files for Full, loaded after kwok's own
+	// fast Stages in BinDir, such as a test's Stages that hold Pods in a
+	// failing state.
+	Stages []string
 	// Dir receives the kubeconfig and process logs; default a temporary
 	// directory removed by Stop.
 	Dir string
@@ -185,7 +190,7 @@ func (cp *ControlPlane) startComponents(ctx context.Context, o Options) error {
 		}},
 		{"kwok", []string{
 			"--kubeconfig=" + cp.Kubeconfig,
-			"--config=" + filepath.Join(o.BinDir, "kwok-stages.yaml"),
+			"--config=" + strings.Join(append([]string{filepath.Join(o.BinDir, "kwok-stages.yaml")}, o.Stages...), ","),
 			"--manage-all-nodes=false",
 			"--manage-nodes-with-annotation-selector=kwok.x-k8s.io/node=fake",
 			"--manage-nodes-with-label-selector=",

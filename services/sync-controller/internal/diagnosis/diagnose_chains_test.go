@@ -65,7 +65,7 @@ func TestDiagnose_FollowsEachChainToItsRootCause(t *testing.T) {
 	}
 
 	service := func(targetPort intstr.IntOrString) corev1.Service {
-		return corev1.Service{ObjectMeta: meta("web", "svc"), Spec: corev1.ServiceSpec{
+		return corev1.Service{ObjectMeta: objMeta("web", "svc"), Spec: corev1.ServiceSpec{
 			Selector: map[string]string{"app": "web"},
 			Ports:    []corev1.ServicePort{{Name: "http", Port: 80, TargetPort: targetPort}},
 		}}
@@ -78,31 +78,31 @@ func TestDiagnose_FollowsEachChainToItsRootCause(t *testing.T) {
 		}
 	}
 	standalone := func(name string, status corev1.PodStatus) corev1.Pod {
-		return corev1.Pod{ObjectMeta: meta(name, "p-"+name), Spec: plain, Status: status}
+		return corev1.Pod{ObjectMeta: objMeta(name, "p-"+name), Spec: plain, Status: status}
 	}
 
 	job := batchv1.Job{
-		ObjectMeta: meta("migrate", "job"),
+		ObjectMeta: objMeta("migrate", "job"),
 		Spec:       batchv1.JobSpec{Selector: &metav1.LabelSelector{MatchLabels: map[string]string{"batch.kubernetes.io/controller-uid": "job"}}, Template: template(plain)},
 		Status: batchv1.JobStatus{Failed: 3, Conditions: []batchv1.JobCondition{{Type: batchv1.JobFailed, Status: corev1.ConditionTrue,
 			Reason: "BackoffLimitExceeded", Message: "Job has reached the specified backoff limit"}}},
 	}
-	jobPod := corev1.Pod{ObjectMeta: meta("migrate-x7k2p", "jp", owner("Job", "migrate", "job")), Spec: plain, Status: corev1.PodStatus{
+	jobPod := corev1.Pod{ObjectMeta: objMeta("migrate-x7k2p", "jp", owner("Job", "migrate", "job")), Spec: plain, Status: corev1.PodStatus{
 		Phase: corev1.PodFailed,
 		ContainerStatuses: []corev1.ContainerStatus{{Name: "app", State: corev1.ContainerState{
 			Terminated: &corev1.ContainerStateTerminated{ExitCode: 2, Reason: "Error"}}}},
 	}}
 
-	hpa := autoscalingv2.HorizontalPodAutoscaler{ObjectMeta: meta("web", "hpa"), Spec: autoscalingv2.HorizontalPodAutoscalerSpec{
+	hpa := autoscalingv2.HorizontalPodAutoscaler{ObjectMeta: objMeta("web", "hpa"), Spec: autoscalingv2.HorizontalPodAutoscalerSpec{
 		ScaleTargetRef: autoscalingv2.CrossVersionObjectReference{APIVersion: "apps/v1", Kind: "Deployment", Name: "web-api"}, MaxReplicas: 3}}
 
-	statefulSet := appsv1.StatefulSet{ObjectMeta: meta("db", "sts"),
+	statefulSet := appsv1.StatefulSet{ObjectMeta: objMeta("db", "sts"),
 		Spec:   appsv1.StatefulSetSpec{Replicas: ptr.To[int32](1), Selector: webSelector, Template: template(withClaim)},
 		Status: appsv1.StatefulSetStatus{Replicas: 1}}
-	stsPod := corev1.Pod{ObjectMeta: meta("db-0", "db0", owner("StatefulSet", "db", "sts")), Spec: withClaim, Status: notReady(corev1.PodPending, creating)}
-	pendingClaim := corev1.PersistentVolumeClaim{ObjectMeta: meta("data", "pvc"), Spec: corev1.PersistentVolumeClaimSpec{StorageClassName: ptr.To("fast")},
+	stsPod := corev1.Pod{ObjectMeta: objMeta("db-0", "db0", owner("StatefulSet", "db", "sts")), Spec: withClaim, Status: notReady(corev1.PodPending, creating)}
+	pendingClaim := corev1.PersistentVolumeClaim{ObjectMeta: objMeta("data", "pvc"), Spec: corev1.PersistentVolumeClaimSpec{StorageClassName: ptr.To("fast")},
 		Status: corev1.PersistentVolumeClaimStatus{Phase: corev1.ClaimPending}}
-	lostClaim := corev1.PersistentVolumeClaim{ObjectMeta: meta("data", "pvc"), Spec: corev1.PersistentVolumeClaimSpec{VolumeName: "pv-data"},
+	lostClaim := corev1.PersistentVolumeClaim{ObjectMeta: objMeta("data", "pvc"), Spec: corev1.PersistentVolumeClaimSpec{VolumeName: "pv-data"},
 		Status: corev1.PersistentVolumeClaimStatus{Phase: corev1.ClaimLost}}
 
 	tests := []struct {
@@ -204,7 +204,7 @@ func TestDiagnose_FollowsEachChainToItsRootCause(t *testing.T) {
 			want: [][]string{{
 				"StatefulSet db: not available: 0 of 1 replicas ready",
 				`Pod db-0: Pending, container "app" is waiting: ContainerCreating; it mounts data in volume "data"`,
-				"PersistentVolumeClaim data: Lost, bound to volume pv-data",
+				"PersistentVolumeClaim data: Lost, names volume pv-data",
 				"PersistentVolume pv-data: not found",
 			}},
 		},
@@ -255,7 +255,7 @@ func TestDiagnose_FollowsEachChainToItsRootCause(t *testing.T) {
 			world: newWorld().managed("v1", "Service", service(intstr.FromInt32(8080)), "").
 				pods(standalone("web-a", readyStatus())).slices(slice(true, "web-a")).
 				managed("autoscaling/v2", "HorizontalPodAutoscaler", hpa, "").
-				ref("apps", "Deployment", ns, "web-api", graph.Present, appsv1.Deployment{ObjectMeta: meta("web-api", "x")}, "apps/v1"),
+				ref("apps", "Deployment", ns, "web-api", graph.Present, appsv1.Deployment{ObjectMeta: objMeta("web-api", "x")}, "apps/v1"),
 		},
 	}
 	for _, tc := range tests {

@@ -186,7 +186,7 @@ func (e *engine) claim(pvc *corev1.PersistentVolumeClaim) []syncv1.CauseLink {
 		switch l.Found {
 		case graph.Missing:
 			return []syncv1.CauseLink{
-				link(id, "v1", "%s, bound to volume %s", claimPhase(pvc), pvc.Spec.VolumeName),
+				link(id, "v1", "%s, names volume %s", claimPhase(pvc), pvc.Spec.VolumeName),
 				link(pv, "v1", "not found"),
 			}
 		case graph.Present:

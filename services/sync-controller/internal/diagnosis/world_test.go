@@ -119,7 +119,7 @@ func unstr(obj any, apiVersion, kind string) *unstructured.Unstructured {
 	return u
 }
 
-func meta(name string, uid string, owner ...metav1.OwnerReference) metav1.ObjectMeta {
+func objMeta(name string, uid string, owner ...metav1.OwnerReference) metav1.ObjectMeta {
 	return metav1.ObjectMeta{Namespace: ns, Name: name, UID: types.UID(uid), OwnerReferences: owner,
 		Labels: map[string]string{"app": "web"}}
 }
@@ -142,12 +142,12 @@ func appContainer() corev1.Container {
 // web-1 (revision 1) and web-2 (revision 2) under it.
 func unavailableDeployment(spec corev1.PodSpec) (appsv1.Deployment, []appsv1.ReplicaSet) {
 	d := appsv1.Deployment{
-		ObjectMeta: meta("web", "dep"),
+		ObjectMeta: objMeta("web", "dep"),
 		Spec:       appsv1.DeploymentSpec{Replicas: ptr.To[int32](2), Selector: webSelector, Template: template(spec)},
 		Status:     appsv1.DeploymentStatus{Replicas: 2, UpdatedReplicas: 2},
 	}
 	rs := func(name, uid, revision string) appsv1.ReplicaSet {
-		m := meta(name, uid, owner("Deployment", "web", "dep"))
+		m := objMeta(name, uid, owner("Deployment", "web", "dep"))
 		m.Annotations = map[string]string{"deployment.kubernetes.io/revision": revision}
 		return appsv1.ReplicaSet{ObjectMeta: m, Spec: appsv1.ReplicaSetSpec{Replicas: ptr.To[int32](2), Selector: webSelector, Template: template(spec)}}
 	}
@@ -156,7 +156,7 @@ func unavailableDeployment(spec corev1.PodSpec) (appsv1.Deployment, []appsv1.Rep
 
 // pod is a Pod of ReplicaSet web-2 with the given status.
 func pod(name string, spec corev1.PodSpec, status corev1.PodStatus) corev1.Pod {
-	return corev1.Pod{ObjectMeta: meta(name, "pod-"+name, owner("ReplicaSet", "web-2", "rs2")), Spec: spec, Status: status}
+	return corev1.Pod{ObjectMeta: objMeta(name, "pod-"+name, owner("ReplicaSet", "web-2", "rs2")), Spec: spec, Status: status}
 }
 
 func notReady(phase corev1.PodPhase, containers ...corev1.ContainerStatus) corev1.PodStatus {
