@@ -41,6 +41,9 @@ type Options struct {
 	Dir string
 	// GitRoot keeps the Git server's repositories; default under Dir.
 	GitRoot string
+	// Stages are more kwok Stage files, such as those that hold labelled
+	// Pods in a failing state; see controlplane.Options.Stages.
+	Stages []string
 }
 
 // Env is a running Kuvryn Sync.
@@ -77,7 +80,7 @@ func Start(ctx context.Context, o Options) (env *Env, err error) {
 	if err = os.MkdirAll(cpDir, 0o755); err != nil {
 		return nil, err
 	}
-	if env.CP, err = controlplane.Start(ctx, controlplane.Options{Full: true, Dir: cpDir}); err != nil {
+	if env.CP, err = controlplane.Start(ctx, controlplane.Options{Full: true, Dir: cpDir, Stages: o.Stages}); err != nil {
 		return nil, err
 	}
 	if env.Client, err = client.New(env.CP.Config, client.Options{Scheme: manager.Scheme()}); err != nil {

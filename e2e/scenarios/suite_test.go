@@ -43,7 +43,16 @@ func run(m *testing.M) int {
 		}
 	}()
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
-	env, err = harness.Start(ctx, harness.Options{Dir: dir})
+	root, err := controlplane.RepoRoot()
+	if err != nil {
+		cancel()
+		fmt.Println(err)
+		return 1
+	}
+	// The diagnosis Stages hold Pods labelled stage.diagnosis.kuvryn.io in
+	// a failing state, such as a crash loop; other Pods turn Ready as ever.
+	stages := filepath.Join(root, "services", "sync-controller", "internal", "diagnosis", "testdata", "kwok-stages.yaml")
+	env, err = harness.Start(ctx, harness.Options{Dir: dir, Stages: []string{stages}})
 	if err != nil {
 		cancel()
 		fmt.Println("starting the e2e environment:", err)

@@ -349,8 +349,9 @@ func (c *collector) references(ctx context.Context) error {
 	if err := c.read(ctx, want); err != nil {
 		return err
 	}
+	// Claims, managed or referenced, lead to their volumes.
 	var volumes []wanted
-	for _, id := range sortedIDs(c.snap.Referenced) {
+	for _, id := range append(sortedIDs(c.snap.Managed), sortedIDs(c.snap.Referenced)...) {
 		var pvc corev1.PersistentVolumeClaim
 		if GroupKind(id) == KindPVC && c.snap.Object(id, &pvc) && pvc.Spec.VolumeName != "" {
 			volumes = append(volumes, wanted{id: ID("", KindPV.Kind, "", pvc.Spec.VolumeName), version: "v1"})

@@ -28,7 +28,7 @@ func diagnoseCommand(e *env) *cli.Command {
 		Usage:     "print the latest failure of an Application and the causal chains in status.diagnosis; exits 1 unless it is Healthy",
 		ArgsUsage: "<application>",
 		Flags: append(clusterFlags(),
-			&cli.StringFlag{Name: flagRevision, Usage: "Revision to show (default status.desiredRevision)"},
+			revisionFlag("Revision to show (default status.desiredRevision)"),
 			outputFlag(formats...),
 		),
 		BashComplete: e.completeApplications,
@@ -37,11 +37,7 @@ func diagnoseCommand(e *env) *cli.Command {
 			if err != nil {
 				return err
 			}
-			k8s, app, err := e.application(c)
-			if err != nil {
-				return err
-			}
-			rev, err := getRevision(c.Context, k8s, app, c.String(flagRevision))
+			_, app, rev, err := e.revision(c)
 			if err != nil {
 				return err
 			}

@@ -107,6 +107,21 @@ func (e *env) application(c *cli.Context) (client.Client, *syncv1.Application, e
 	return k8s, app, err
 }
 
+// revision reads the command's Application and its Revision named by
+// --revision, else its desired one.
+func (e *env) revision(c *cli.Context) (client.Client, *syncv1.Application, *syncv1.Revision, error) {
+	k8s, app, err := e.application(c)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	rev, err := getRevision(c.Context, k8s, app, c.String(flagRevision))
+	return k8s, app, rev, err
+}
+
+func revisionFlag(usage string) cli.Flag {
+	return &cli.StringFlag{Name: flagRevision, Usage: usage}
+}
+
 func getApplication(ctx context.Context, k8s client.Client, namespace, name string) (*syncv1.Application, error) {
 	app := &syncv1.Application{}
 	if err := k8s.Get(ctx, client.ObjectKey{Namespace: namespace, Name: name}, app); err != nil {

@@ -26,7 +26,7 @@ func graphCommand(e *env) *cli.Command {
 		Usage:     "print an Application's live resource graph as a text tree, JSON or DOT, read with your own permissions",
 		ArgsUsage: "<application>",
 		Flags: append(clusterFlags(),
-			&cli.StringFlag{Name: flagRevision, Usage: "Revision whose inventory to start from (default status.desiredRevision, else status.deployedRevision)"},
+			revisionFlag("Revision whose inventory to start from (default status.desiredRevision, else status.deployedRevision)"),
 			outputFlag(formats...),
 		),
 		BashComplete: e.completeApplications,

@@ -25,7 +25,7 @@ func planCommand(e *env) *cli.Command {
 		Usage:     "print the redacted plan of an Application's desired Revision",
 		ArgsUsage: "<application>",
 		Flags: append(clusterFlags(),
-			&cli.StringFlag{Name: flagRevision, Usage: "Revision to show (default status.desiredRevision)"},
+			revisionFlag("Revision to show (default status.desiredRevision)"),
 			outputFlag(formats...),
 		),
 		BashComplete: e.completeApplications,
@@ -34,11 +34,7 @@ func planCommand(e *env) *cli.Command {
 			if err != nil {
 				return err
 			}
-			k8s, app, err := e.application(c)
-			if err != nil {
-				return err
-			}
-			rev, err := getRevision(c.Context, k8s, app, c.String(flagRevision))
+			_, app, rev, err := e.revision(c)
 			if err != nil {
 				return err
 			}

@@ -39,10 +39,25 @@ const (
 )
 
 func TestRun_FindsEachChainOnALiveCluster(t *testing.T) {
+	claim := `apiVersion: v1
+kind: PersistentVolumeClaim
+metadata: {name: data}
+spec:
+  accessModes: [ReadWriteOnce]
+  storageClassName: ""
+  volumeName: pv-gone
+  resources: {requests: {storage: 1Gi}}
+---
+` + deployment("web", ", stage.diagnosis.kuvryn.io: container-creating", "", appSpec+`      volumes:
+      - name: data
+        persistentVolumeClaim: {claimName: data}
+`)
 	tests := []struct {
 		name      string
 		manifests string
-		want      [][]string
+		// volumes grants get on PersistentVolumes with a ClusterRole.
+		volumes bool
+		want    [][]string
 	}{
 		{
 			name: "Deployment -> ReplicaSet -> Pod crash-looping, OOMKilled",
@@ -109,30 +124,23 @@ func TestRun_FindsEachChainOnALiveCluster(t *testing.T) {
 			}},
 		},
 		{
-			name: "Deployment -> ReplicaSet that cannot create Pods -> missing ServiceAccount",
-			manifests: deployment("web", "", "", `      serviceAccountName: web-runner
+			// The test API server admits a Pod whose service account does
+			// not exist (a cluster's admission refuses it, which the
+			// engine's table tests cover as a ReplicaSet's ReplicaFailure).
+			name: "Deployment -> ReplicaSet -> Pod -> missing ServiceAccount",
+			manifests: deployment("web", ", stage.diagnosis.kuvryn.io: container-creating", "", `      serviceAccountName: web-runner
 `+appSpec),
 			want: [][]string{{
 				"Deployment web: not available: 0 of 1 replicas available",
-				"ReplicaSet web-" + rsName + `: cannot create Pods: FailedCreate: pods "web-` + podName + `" is forbidden: error looking up service account diag-[a-z0-9]+/web-runner: serviceaccount "web-runner" not found`,
-				"ServiceAccount web-runner: not found; the Pod template refers to it in serviceAccountName",
+				"ReplicaSet web-" + rsName + ": 0 of 1 Pods ready",
+				`Pod web-` + podName + `: Pending, container "app" is waiting: ContainerCreating; it refers to ServiceAccount web-runner in serviceAccountName`,
+				"ServiceAccount web-runner: not found",
 			}},
 		},
 		{
-			name: "Pod -> Pending claim -> missing PersistentVolume",
-			manifests: `apiVersion: v1
-kind: PersistentVolumeClaim
-metadata: {name: data}
-spec:
-  accessModes: [ReadWriteOnce]
-  storageClassName: ""
-  volumeName: pv-gone
-  resources: {requests: {storage: 1Gi}}
----
-` + deployment("web", ", stage.diagnosis.kuvryn.io: container-creating", "", appSpec+`      volumes:
-      - name: data
-        persistentVolumeClaim: {claimName: data}
-`),
+			name:      "Pod -> Pending claim -> missing PersistentVolume",
+			manifests: claim,
+			volumes:   true,
 			want: [][]string{
 				{"PersistentVolumeClaim data: Pending, names volume pv-gone", "PersistentVolume pv-gone: not found"},
 				{
@@ -141,6 +149,19 @@ spec:
 					`Pod web-` + podName + `: Pending.*; it mounts data in volume "data"`,
 					"PersistentVolumeClaim data: Pending, names volume pv-gone",
 					"PersistentVolume pv-gone: not found",
+				},
+			},
+		},
+		{
+			name:      "Pod -> Pending claim, its volume unreadable without the ClusterRole",
+			manifests: claim,
+			want: [][]string{
+				{`PersistentVolumeClaim data: Pending: not bound to its volume pv-gone; the service account may not get persistentvolumes \(only a ClusterRole grants it\), so the diagnosis goes no deeper`},
+				{
+					"Deployment web: not available: 0 of 1 replicas available",
+					"ReplicaSet web-" + rsName + ": 0 of 1 Pods ready",
+					`Pod web-` + podName + `: Pending.*; it mounts data in volume "data"`,
+					`PersistentVolumeClaim data: Pending: not bound to its volume pv-gone; the service account may not get persistentvolumes \(only a ClusterRole grants it\), so the diagnosis goes no deeper`,
 				},
 			},
 		},
@@ -230,6 +251,9 @@ spec:
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			ns := namespaceFor(t, nil)
+			if tc.volumes {
+				grantVolumes(t, ns)
+			}
 			rev := create(t, ns, tc.manifests)
 			waitForCauses(t, reader(t, ns, nil), rev, tc.want)
 		})

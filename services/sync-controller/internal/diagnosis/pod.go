@@ -207,7 +207,11 @@ func (e *engine) claim(pvc *corev1.PersistentVolumeClaim) []syncv1.CauseLink {
 		class = fmt.Sprintf("storage class %q", *pvc.Spec.StorageClassName)
 	}
 	if pvc.Spec.VolumeName != "" {
-		return []syncv1.CauseLink{link(id, "v1", "%s: not bound to its volume %s", claimPhase(pvc), pvc.Spec.VolumeName)}
+		head := link(id, "v1", "%s: not bound to its volume %s", claimPhase(pvc), pvc.Spec.VolumeName)
+		if l, _ := e.s.Lookup(graph.ID("", graph.KindPV.Kind, "", pvc.Spec.VolumeName)); l.Found == graph.Denied {
+			head.Message += "; the service account may not get persistentvolumes (only a ClusterRole grants it), so the diagnosis goes no deeper"
+		}
+		return []syncv1.CauseLink{head}
 	}
 	return []syncv1.CauseLink{link(id, "v1", "%s: no PersistentVolume bound (%s)", claimPhase(pvc), class)}
 }

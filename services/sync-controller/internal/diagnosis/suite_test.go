@@ -103,6 +103,24 @@ func namespaceFor(t *testing.T, rules []rbacv1.PolicyRule) string {
 	return name
 }
 
+// grantVolumes lets the namespace's service account get PersistentVolumes:
+// they are cluster-scoped, so only a ClusterRole can.
+func grantVolumes(t *testing.T, namespace string) {
+	t.Helper()
+	role := &rbacv1.ClusterRole{ObjectMeta: metav1.ObjectMeta{Name: namespace + "-volumes"}, Rules: []rbacv1.PolicyRule{
+		{APIGroups: []string{""}, Resources: []string{"persistentvolumes"}, Verbs: []string{"get"}},
+	}}
+	binding := &rbacv1.ClusterRoleBinding{
+		ObjectMeta: metav1.ObjectMeta{Name: namespace + "-volumes"},
+		RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: role.Name},
+		Subjects:   []rbacv1.Subject{{Kind: rbacv1.ServiceAccountKind, Namespace: namespace, Name: account}},
+	}
+	for _, obj := range []client.Object{role, binding} {
+		must(t, admin.Create(t.Context(), obj))
+		t.Cleanup(func() { _ = admin.Delete(context.Background(), obj) })
+	}
+}
+
 // guideRules are the reads of the guide's "Diagnosis permissions", plus get
 // on the managed kinds, which the account applies anyway.
 func guideRules() []rbacv1.PolicyRule {
