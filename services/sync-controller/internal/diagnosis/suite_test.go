@@ -24,8 +24,8 @@ import (
 	"sigs.k8s.io/yaml"
 
 	syncv1 "github.com/kuvryn/kuvryn-sync/apis/v1alpha1"
-	"github.com/kuvryn/kuvryn-sync/pkg/controlplane"
 	"github.com/kuvryn/kuvryn-sync/pkg/manager"
+	"github.com/kuvryn/kuvryn-sync/pkg/testkit/controlplane"
 	"github.com/kuvryn/kuvryn-sync/services/sync-controller/internal/impersonate"
 )
 
