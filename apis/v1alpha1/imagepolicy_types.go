@@ -45,13 +45,36 @@ type SemVerPolicy struct {
 
 // TagPatternPolicy picks the first tag matching a regular expression in the given order.
 type TagPatternPolicy struct {
+	// Regex is an RE2 regular expression a tag must match.
 	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=1024
 	Regex string `json:"regex"`
+	// Extract is the value tags are sorted by, built from the match like
+	// Flux's filterTags.extract, such as $ts for the capture group named
+	// ts. Empty sorts by the whole tag.
+	// +kubebuilder:validation:MaxLength=256
+	// +optional
+	Extract string `json:"extract,omitempty"`
+	// Sort compares the extracted values alphabetically or as numbers;
+	// tags whose value is not a number are skipped by numerical.
+	// +kubebuilder:validation:Enum=alphabetical;numerical
+	// +kubebuilder:default=alphabetical
+	// +optional
+	Sort string `json:"sort,omitempty"`
+	// Order desc picks the highest value, asc the lowest.
 	// +kubebuilder:validation:Enum=asc;desc
 	// +kubebuilder:default=desc
 	// +optional
 	Order string `json:"order,omitempty"`
 }
+
+// Values of TagPatternPolicy.Sort and Order.
+const (
+	SortAlphabetical = "alphabetical"
+	SortNumerical    = "numerical"
+	OrderAsc         = "asc"
+	OrderDesc        = "desc"
+)
 
 // DigestPolicy follows the digest of one moving tag.
 type DigestPolicy struct {

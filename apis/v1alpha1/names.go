@@ -135,4 +135,7 @@ const (
 	ReasonNotificationFailed   = "NotificationFailed"
 	ReasonSinkNotReady         = "SinkNotReady"
 	ReasonScanFailed           = "ScanFailed"
+	ReasonNoMatchingTag        = "NoMatchingTag"
+	ReasonRefused              = "Refused"
+	ReasonPushFailed           = "PushFailed"
 )

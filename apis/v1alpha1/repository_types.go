@@ -97,6 +97,25 @@ type RepositoryStatus struct {
 	// DiscoveredApplications counts the Applications declared in .ksync.yaml files.
 	// +optional
 	DiscoveredApplications int32 `json:"discoveredApplications,omitempty"`
+	// ImageUpdate is the image-controller's last write-back.
+	// +optional
+	ImageUpdate *ImageUpdateStatus `json:"imageUpdate,omitempty"`
+}
+
+// ImageUpdateStatus records what the image-controller last wrote back, so
+// markers are re-read only when a selected image changes.
+type ImageUpdateStatus struct {
+	// ObservedImages is a digest of the spec.imageUpdate generation and the
+	// selected image of every ImagePolicy in the namespace at the last
+	// successful write-back.
+	// +optional
+	ObservedImages string `json:"observedImages,omitempty"`
+	// LastPushCommit is the last commit the image-controller pushed.
+	// +optional
+	LastPushCommit string `json:"lastPushCommit,omitempty"`
+	// LastPushTime is when it was pushed.
+	// +optional
+	LastPushTime *metav1.Time `json:"lastPushTime,omitempty"`
 }
 
 // Artifact is a fetched commit.
