@@ -5,17 +5,18 @@ import (
 	"testing"
 
 	syncv1 "github.com/kuvryn/kuvryn-sync/apis/v1alpha1"
+	"github.com/kuvryn/kuvryn-sync/services/image-controller/internal/testregistry"
 )
 
 func TestScan_BoundsTheTagList(t *testing.T) {
-	reg := startRegistry(t, "", "")
+	reg := testregistry.Start(t, "", "")
 	var tags []string
 	for i := range 30 {
 		tags = append(tags, fmt.Sprintf("1.0.%d", i))
 	}
-	reg.push(t, "acme/many", tags...)
+	reg.Push(t, "acme/many", tags...)
 	s := New(Options{QPS: 1000, Burst: 100, MaxTags: 10})
-	res, err := s.Scan(t.Context(), syncv1.ImagePolicySpec{Image: reg.host() + "/acme/many", Policy: semverPolicy(">=1.0.0")}, nil)
+	res, err := s.Scan(t.Context(), syncv1.ImagePolicySpec{Image: reg.Host() + "/acme/many", Policy: semverPolicy(">=1.0.0")}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

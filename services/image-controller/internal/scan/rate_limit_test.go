@@ -6,6 +6,7 @@ import (
 	"time"
 
 	syncv1 "github.com/kuvryn/kuvryn-sync/apis/v1alpha1"
+	"github.com/kuvryn/kuvryn-sync/services/image-controller/internal/testregistry"
 )
 
 func TestScan_RateLimitsEachRegistryHost(t *testing.T) {
@@ -14,16 +15,16 @@ func TestScan_RateLimitsEachRegistryHost(t *testing.T) {
 		burst    = 2
 		policies = 6
 	)
-	busy := startRegistry(t, "", "")
-	other := startRegistry(t, "", "")
-	busy.push(t, "acme/api", "1.0.0", "1.1.0")
-	other.push(t, "acme/web", "1.0.0")
-	busy.requests.Store(0)
-	other.requests.Store(0)
+	busy := testregistry.Start(t, "", "")
+	other := testregistry.Start(t, "", "")
+	busy.Push(t, "acme/api", "1.0.0", "1.1.0")
+	other.Push(t, "acme/web", "1.0.0")
+	busy.Requests.Store(0)
+	other.Requests.Store(0)
 
 	s := New(Options{QPS: qps, Burst: burst})
-	spec := func(r *testRegistry, repo string) syncv1.ImagePolicySpec {
-		return syncv1.ImagePolicySpec{Image: r.host() + "/" + repo, Policy: semverPolicy("1.x")}
+	spec := func(r *testregistry.Registry, repo string) syncv1.ImagePolicySpec {
+		return syncv1.ImagePolicySpec{Image: r.Host() + "/" + repo, Policy: semverPolicy("1.x")}
 	}
 	start := time.Now()
 	var wg sync.WaitGroup
@@ -50,7 +51,7 @@ func TestScan_RateLimitsEachRegistryHost(t *testing.T) {
 		}
 	}
 
-	n := busy.requests.Load()
+	n := busy.Requests.Load()
 	if n < 3*policies {
 		t.Fatalf("busy registry saw %d requests, want at least %d (ping, tags, manifest per policy)", n, 3*policies)
 	}
@@ -62,5 +63,5 @@ func TestScan_RateLimitsEachRegistryHost(t *testing.T) {
 	if otherTook > minElapsed/2 {
 		t.Errorf("a scan of another host took %v while the busy host was limited (%v)", otherTook, minElapsed)
 	}
-	t.Logf("%d requests to the busy host in %v; other host scanned in %v with %d requests", n, elapsed, otherTook, other.requests.Load())
+	t.Logf("%d requests to the busy host in %v; other host scanned in %v with %d requests", n, elapsed, otherTook, other.Requests.Load())
 }

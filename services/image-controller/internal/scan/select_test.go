@@ -7,11 +7,8 @@ import (
 	"github.com/google/go-containerregistry/pkg/authn"
 
 	syncv1 "github.com/kuvryn/kuvryn-sync/apis/v1alpha1"
+	"github.com/kuvryn/kuvryn-sync/services/image-controller/internal/testregistry"
 )
-
-func basic(user, password string) authn.Authenticator {
-	return authn.FromConfig(authn.AuthConfig{Username: user, Password: password})
-}
 
 func semverPolicy(r string) syncv1.ImageSelectionPolicy {
 	return syncv1.ImageSelectionPolicy{SemVer: &syncv1.SemVerPolicy{Range: r}}
@@ -22,14 +19,14 @@ func patternPolicy(regex, extract, sort, order string) syncv1.ImageSelectionPoli
 }
 
 func TestScan_SelectsWhatUsersExpect(t *testing.T) {
-	reg := startRegistry(t, "", "")
-	private := startRegistry(t, "robot", "s3cret")
+	reg := testregistry.Start(t, "", "")
+	private := testregistry.Start(t, "robot", "s3cret")
 	release := []string{"0.9.0", "1.0.0", "v1.2.0", "1.10.0", "1.11.0-rc.1", "2.0.0", "latest"}
 	builds := []string{"main-7-abc", "main-12-def", "main-9-fff", "feature-99-aaa", "RELEASE.2024-01-02", "RELEASE.2023-12-31"}
 
 	for _, tc := range []struct {
 		name    string
-		reg     *testRegistry
+		reg     *testregistry.Registry
 		auth    authn.Authenticator
 		tags    []string
 		policy  syncv1.ImageSelectionPolicy
@@ -53,9 +50,9 @@ func TestScan_SelectsWhatUsersExpect(t *testing.T) {
 				r = reg
 			}
 			repo := "acme/" + sanitize(tc.name)
-			digests := r.push(t, repo, tc.tags...)
+			digests := r.Push(t, repo, tc.tags...)
 			s := New(Options{QPS: 1000, Burst: 100})
-			spec := syncv1.ImagePolicySpec{Image: r.host() + "/" + repo, Policy: tc.policy}
+			spec := syncv1.ImagePolicySpec{Image: r.Host() + "/" + repo, Policy: tc.policy}
 			res, err := s.Scan(t.Context(), spec, tc.auth)
 			if tc.wantErr != nil {
 				if !errors.Is(err, tc.wantErr) {
@@ -78,12 +75,12 @@ func TestScan_SelectsWhatUsersExpect(t *testing.T) {
 }
 
 func TestScan_DigestFollowsMovingTag(t *testing.T) {
-	reg := startRegistry(t, "", "")
+	reg := testregistry.Start(t, "", "")
 	s := New(Options{QPS: 1000, Burst: 100})
-	spec := syncv1.ImagePolicySpec{Image: reg.host() + "/acme/api",
+	spec := syncv1.ImagePolicySpec{Image: reg.Host() + "/acme/api",
 		Policy: syncv1.ImageSelectionPolicy{Digest: &syncv1.DigestPolicy{Tag: "main"}}}
 	for i := range 2 {
-		d := reg.push(t, "acme/api", "main")["main"]
+		d := reg.Push(t, "acme/api", "main")["main"]
 		res, err := s.Scan(t.Context(), spec, nil)
 		if err != nil {
 			t.Fatal(err)
@@ -95,9 +92,9 @@ func TestScan_DigestFollowsMovingTag(t *testing.T) {
 }
 
 func TestScan_RefusesWrongRegistryPassword(t *testing.T) {
-	reg := startRegistry(t, "robot", "s3cret")
-	reg.push(t, "acme/api", "1.0.0")
-	spec := syncv1.ImagePolicySpec{Image: reg.host() + "/acme/api", Policy: semverPolicy("1.x")}
+	reg := testregistry.Start(t, "robot", "s3cret")
+	reg.Push(t, "acme/api", "1.0.0")
+	spec := syncv1.ImagePolicySpec{Image: reg.Host() + "/acme/api", Policy: semverPolicy("1.x")}
 	for _, auth := range []authn.Authenticator{nil, basic("robot", "wrong")} {
 		if _, err := New(Options{QPS: 1000, Burst: 100}).Scan(t.Context(), spec, auth); err == nil {
 			t.Errorf("scan with %v succeeded against a registry requiring basic auth", auth)
