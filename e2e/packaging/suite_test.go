@@ -327,7 +327,7 @@ func ownedBy(svc string) []id {
 		{"ServiceAccount", systemNamespace, "kuvryn-" + svc},
 	}
 	switch svc {
-	case "source-controller", "sync-controller", "web":
+	case "source-controller", "sync-controller", "web", "image-controller":
 		owned = append(owned,
 			id{"ClusterRole", "", "kuvryn-" + svc},
 			id{"ClusterRoleBinding", "", "kuvryn-" + svc})
