@@ -66,6 +66,7 @@ require (
 	github.com/json-iterator/go v1.1.13-0.20220915233716-71ac16282d12 // indirect
 	github.com/kevinburke/ssh_config v1.2.0 // indirect
 	github.com/klauspost/compress v1.19.2 // indirect
+	github.com/kuvryn/kuvryn-sync/pkg/testkit v0.0.0
 	github.com/modern-go/concurrent v0.0.0-20180306012644-bacd9c7ef1dd // indirect
 	github.com/modern-go/reflect2 v1.0.3-0.20250322232337-35a7c28c31ee // indirect
 	github.com/munnerz/goautoneg v0.0.0-20191010083416-a7dc8b61c822 // indirect
@@ -132,3 +133,5 @@ replace (
 	github.com/kuvryn/kuvryn-sync/apis => ../../apis
 	github.com/kuvryn/kuvryn-sync/pkg => ../../pkg
 )
+
+replace github.com/kuvryn/kuvryn-sync/pkg/testkit => ../../pkg/testkit

@@ -19,9 +19,9 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/metrics"
 
 	syncv1 "github.com/kuvryn/kuvryn-sync/apis/v1alpha1"
-	"github.com/kuvryn/kuvryn-sync/pkg/controlplane"
 	"github.com/kuvryn/kuvryn-sync/pkg/manager"
-	"github.com/kuvryn/kuvryn-sync/pkg/testgit"
+	"github.com/kuvryn/kuvryn-sync/pkg/testkit/controlplane"
+	testgit "github.com/kuvryn/kuvryn-sync/pkg/testkit/git"
 	"github.com/kuvryn/kuvryn-sync/services/image-controller/internal/controller"
 )
 

@@ -8,7 +8,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	syncv1 "github.com/kuvryn/kuvryn-sync/apis/v1alpha1"
-	"github.com/kuvryn/kuvryn-sync/pkg/testgit"
+	testgit "github.com/kuvryn/kuvryn-sync/pkg/testkit/git"
 	"github.com/kuvryn/kuvryn-sync/services/image-controller/internal/setters"
 )
 

@@ -9,7 +9,7 @@ import (
 	"github.com/go-git/go-git/v5/plumbing/transport"
 	"github.com/go-git/go-git/v5/storage/memory"
 
-	"github.com/kuvryn/kuvryn-sync/pkg/testgit"
+	testgit "github.com/kuvryn/kuvryn-sync/pkg/testkit/git"
 	"github.com/kuvryn/kuvryn-sync/services/image-controller/internal/setters"
 )
 

@@ -4,7 +4,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/kuvryn/kuvryn-sync/pkg/testgit"
+	testgit "github.com/kuvryn/kuvryn-sync/pkg/testkit/git"
 	"github.com/kuvryn/kuvryn-sync/services/image-controller/internal/setters"
 )
 

@@ -3,7 +3,7 @@ package writeback
 import (
 	"testing"
 
-	"github.com/kuvryn/kuvryn-sync/pkg/testgit"
+	testgit "github.com/kuvryn/kuvryn-sync/pkg/testkit/git"
 	"github.com/kuvryn/kuvryn-sync/services/image-controller/internal/setters"
 )
 
