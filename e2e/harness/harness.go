@@ -170,11 +170,12 @@ type Process struct {
 	err     error
 }
 
-// StartService starts bin/<name> as its own process with the ServiceAccount
-// kuvryn-<name>'s token and the given flags; probes and metrics bind to
-// free loopback ports unless args say otherwise.
+// StartService starts bin/<name> as its own process with the token of the
+// service's ServiceAccount in deploy/rbac (manager.InstallName) and the given
+// flags; probes and metrics bind to free loopback ports unless args say
+// otherwise.
 func (e *Env) StartService(ctx context.Context, name string, args ...string) (*Process, error) {
-	kubeconfig, err := e.Kubeconfig(ctx, "kuvryn-"+name)
+	kubeconfig, err := e.Kubeconfig(ctx, manager.InstallName(name))
 	if err != nil {
 		return nil, err
 	}

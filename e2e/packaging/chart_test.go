@@ -22,6 +22,8 @@ type chartCase struct {
 	values  string
 	enabled map[string]bool
 	webhook bool
+	// receiver: the receiver Service of the [RECEIVER] entries.
+	receiver bool
 }
 
 // enabledValues writes values that enable exactly the services in enabled.
@@ -55,6 +57,8 @@ func chartCases() []chartCase {
 		{name: "default values enable every service but the optional web console", enabled: without(all, "web"), webhook: true},
 		{name: "every service enabled", values: enabledValues(all), enabled: all, webhook: true},
 		{name: "console.enabled, the guide's switch, enables web", values: "console: {enabled: true}\n", enabled: all, webhook: true},
+		{name: "webhookReceiver.enabled enables web and its receiver Service", values: "webhookReceiver: {enabled: true}\n",
+			enabled: all, webhook: true, receiver: true},
 		{name: "webhook disabled keeps the sync-controller without webhook objects",
 			values: "syncController: {webhook: {enabled: false}}\n", enabled: without(all, "web"), webhook: false},
 	}
@@ -79,13 +83,17 @@ func chartCases() []chartCase {
 // webhook Service it refers to.
 func TestChart_RendersOnlyEnabledServicesAndIsAcceptedByAPIServer(t *testing.T) {
 	installPrerequisites(t)
-	kustomized := deployDefault(t)
+	kustomized := deployDefaultAll(t)
 	for _, tc := range chartCases() {
 		t.Run(tc.name, func(t *testing.T) {
 			objs := mustRenderChart(t, tc.values)
 			dryRunApply(t, "charts/kuvryn-sync", objs)
 
-			missing, extra := diffIDs(ids(objs), expectedChartObjects(kustomized, tc.enabled, tc.webhook))
+			want := expectedChartObjects(kustomized, tc.enabled, tc.webhook)
+			if !tc.receiver {
+				delete(want, id{"Service", systemNamespace, "kuvryn-sync-receiver"})
+			}
+			missing, extra := diffIDs(ids(asDeployDefault(objs)), want)
 			if len(missing) > 0 {
 				t.Errorf("chart lacks objects deploy/default has for the enabled services: %v", missing)
 			}
@@ -140,12 +148,13 @@ func checkReferences(t *testing.T, objs []*unstructured.Unstructured) {
 }
 
 // TestChart_MatchesDeployDefaultObjectForObject renders every service and
-// compares each object with its deploy/default counterpart: everything but
-// metadata, which Helm labels, must be equal, so the two installs run the
-// same Pods with the same flags, images, probes, RBAC and webhooks.
+// compares each object, under deploy/default's names, with its deploy/default
+// counterpart: everything but metadata, which Helm labels, must be equal, so
+// the two installs run the same Pods with the same flags, images, probes,
+// RBAC and webhooks.
 func TestChart_MatchesDeployDefaultObjectForObject(t *testing.T) {
-	chartObjs := mustRenderChart(t, enabledValues(allServices()))
-	for _, k := range deployDefault(t) {
+	chartObjs := asDeployDefault(mustRenderChart(t, enabledValues(allServices())+"webhookReceiver: {enabled: true}\n"))
+	for _, k := range deployDefaultAll(t) {
 		if k.GetKind() == "Namespace" || k.GetKind() == "CustomResourceDefinition" {
 			continue
 		}

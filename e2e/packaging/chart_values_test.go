@@ -30,10 +30,55 @@ func TestChart_ValuesReachTheManifests(t *testing.T) {
 			wantEqual(t, "image-controller image", manager(t, deployment(t, objs, "image-controller"))["image"], "kuvryn-sync/source:0.1.0")
 		},
 	}, {
-		name:   "replicaCount sets every service and a service's replicas wins",
-		values: "replicaCount: 2\nsyncController: {replicas: 3}\nnotifyController: {replicas: 0}\n",
+		name:   "by default, as the guide shows, two replicas of every service elect a leader",
+		values: enabledValues(allServices()),
 		check: func(t *testing.T, objs []*unstructured.Unstructured) {
-			wantEqual(t, "source replicas", field(deployment(t, objs, "source-controller").Object, "spec", "replicas"), 2)
+			for _, s := range services {
+				d := deployment(t, objs, s.name)
+				wantEqual(t, s.name+" replicas", field(d.Object, "spec", "replicas"), 2)
+				args := stringsAt(t, manager(t, d), "args")
+				for _, want := range []string{"--leader-elect", "--leader-election-id=" + chartPrefix + s.chartSuffix} {
+					if !slices.Contains(args, want) {
+						t.Errorf("%s args %v lack %s", s.name, args, want)
+					}
+				}
+			}
+		},
+	}, {
+		name: "top-level resources reach every service, whose own resources win key by key",
+		values: `resources: {requests: {ephemeral-storage: 1Gi}, limits: {ephemeral-storage: 2Gi, memory: 3Gi}}
+notifyController:
+  resources: {limits: {memory: 300Mi}}
+`,
+		check: func(t *testing.T, objs []*unstructured.Unstructured) {
+			for _, s := range services[:4] {
+				res := field(manager(t, deployment(t, objs, s.name)), "resources")
+				wantEqual(t, s.name+" ephemeral-storage request", field(res.(map[string]any), "requests", "ephemeral-storage"), "1Gi")
+				wantEqual(t, s.name+" ephemeral-storage limit", field(res.(map[string]any), "limits", "ephemeral-storage"), "2Gi")
+			}
+			src := field(manager(t, deployment(t, objs, "source-controller")), "resources").(map[string]any)
+			wantEqual(t, "source memory limit, its own", field(src, "limits", "memory"), "1Gi")
+			wantEqual(t, "source cpu request, its own", field(src, "requests", "cpu"), "100m")
+			notify := field(manager(t, deployment(t, objs, "notify-controller")), "resources").(map[string]any)
+			wantEqual(t, "notify memory limit, its own override", field(notify, "limits", "memory"), "300Mi")
+		},
+	}, {
+		name:   "webhookReceiver.enabled runs the web service with the receiver flag and Service",
+		values: "webhookReceiver: {enabled: true}\n",
+		check: func(t *testing.T, objs []*unstructured.Unstructured) {
+			args := stringsAt(t, manager(t, deployment(t, objs, "web")), "args")
+			if !slices.Contains(args, "--webhook-receiver-bind-address=:9292") {
+				t.Errorf("web args %v lack the receiver flag", args)
+			}
+			if find(objs, "Service", chartPrefix+"-receiver") == nil {
+				t.Errorf("no Service %s-receiver", chartPrefix)
+			}
+		},
+	}, {
+		name:   "replicaCount sets every service and a service's replicas wins",
+		values: "replicaCount: 4\nsyncController: {replicas: 3}\nnotifyController: {replicas: 0}\n",
+		check: func(t *testing.T, objs []*unstructured.Unstructured) {
+			wantEqual(t, "source replicas", field(deployment(t, objs, "source-controller").Object, "spec", "replicas"), 4)
 			wantEqual(t, "sync replicas", field(deployment(t, objs, "sync-controller").Object, "spec", "replicas"), 3)
 			wantEqual(t, "notify replicas", field(deployment(t, objs, "notify-controller").Object, "spec", "replicas"), 0)
 		},
@@ -144,7 +189,7 @@ syncController:
 			caPEM, systemNamespace),
 		check: func(t *testing.T, objs []*unstructured.Unstructured) {
 			for _, kind := range []string{"MutatingWebhookConfiguration", "ValidatingWebhookConfiguration"} {
-				w := find(objs, kind, "kuvryn-sync-application")
+				w := find(objs, kind, chartPrefix+"-application")
 				if w == nil {
 					t.Fatalf("no %s rendered", kind)
 				}
@@ -179,7 +224,8 @@ func TestChart_RefusesValuesTheSchemaDoesNotKnow(t *testing.T) {
 		name, values, wantInError string
 	}{
 		{"a misspelt service key", "syncController: {replica: 2}\n", "replica"},
-		{"the guide's webhookReceiver, which no service implements yet", "webhookReceiver: {enabled: true}\n", "webhookReceiver"},
+		{"a webhookReceiver key the guide does not name", "webhookReceiver: {port: 9292}\n", "port"},
+		{"resources that are not a map", "resources: 100m\n", "resources"},
 		{"an interval given as a number, which would drop the flag", "driftResyncInterval: 0\n", "driftResyncInterval"},
 		{"an interval that is not a Go duration", "retryInterval: 30 seconds\n", "retryInterval"},
 		{"replicas given as a string", "replicaCount: \"2\"\n", "replicaCount"},

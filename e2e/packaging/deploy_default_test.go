@@ -1,38 +1,55 @@
 package packaging_test
 
 import (
-	iofs "io/fs"
 	"os"
 	"path/filepath"
 	"sort"
 	"strings"
 	"testing"
 
-	"sigs.k8s.io/kustomize/kyaml/filesys"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 )
 
 // TestDeployDefault_AcceptedByAPIServer builds deploy/default as
-// `kustomize build` does, installs its CRDs and Namespace for real and
-// Server-Side Applies every other object as a dry run: each one must be
-// accepted, and every service must have its Deployment and ServiceAccount
-// in kuvryn-sync-system.
+// `kustomize build` does, as shipped and with its [RECEIVER] entries
+// uncommented, installs its CRDs and Namespace for real and Server-Side
+// Applies every other object as a dry run: each one must be accepted, and
+// every service must have its Deployment and ServiceAccount in
+// kuvryn-sync-system; the web service, which serves only the receiver yet,
+// only with the receiver.
 func TestDeployDefault_AcceptedByAPIServer(t *testing.T) {
 	installPrerequisites(t)
-	objs := deployDefault(t)
-	dryRunApply(t, "deploy/default", objs)
-
-	got := ids(objs)
-	for _, s := range services {
-		for _, want := range ownedBy(s.name) {
-			if !got[want] {
-				t.Errorf("deploy/default has no %s for the %s", want, s.name)
+	for _, tc := range []struct {
+		name string
+		objs []*unstructured.Unstructured
+		web  bool
+	}{
+		{"as shipped", deployDefault(t), false},
+		{"with the [RECEIVER] entries", deployDefaultAll(t), true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			dryRunApply(t, "deploy/default", tc.objs)
+			got := ids(tc.objs)
+			for _, s := range services {
+				if s.name == "web" && !tc.web {
+					web := id{"Deployment", systemNamespace, s.raw}
+					if got[web] {
+						t.Errorf("deploy/default installs %s, which serves nothing without the receiver", web)
+					}
+					continue
+				}
+				for _, want := range ownedBy(s.name) {
+					if !got[want] {
+						t.Errorf("deploy/default has no %s for the %s", want, s.name)
+					}
+				}
 			}
-		}
-	}
-	for _, o := range objs {
-		if ns := o.GetNamespace(); ns != "" && ns != systemNamespace {
-			t.Errorf("deploy/default puts %s in namespace %q, want %s", idOf(o), ns, systemNamespace)
-		}
+			for _, o := range tc.objs {
+				if ns := o.GetNamespace(); ns != "" && ns != systemNamespace {
+					t.Errorf("deploy/default puts %s in namespace %q, want %s", idOf(o), ns, systemNamespace)
+				}
+			}
+		})
 	}
 }
 
@@ -87,25 +104,7 @@ func generatedCRDNames(t *testing.T) []string {
 // another registry with their tags kept, and both webhook configurations
 // get cert-manager's CA injection annotation.
 func TestDeployDefault_OverlayPointsImagesAtARegistryAndInjectsTheCA(t *testing.T) {
-	fs := filesys.MakeFsInMemory()
-	deploy := filepath.Join(root, "deploy")
-	err := filepath.WalkDir(deploy, func(path string, d iofs.DirEntry, err error) error {
-		if err != nil || d.IsDir() {
-			return err
-		}
-		rel, err := filepath.Rel(deploy, path)
-		if err != nil {
-			return err
-		}
-		data, err := os.ReadFile(path)
-		if err != nil {
-			return err
-		}
-		return fs.WriteFile(filepath.Join("/deploy", rel), data)
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
+	fs := deployInMemory(t)
 	overlay := `apiVersion: kustomize.config.k8s.io/v1beta1
 kind: Kustomization
 resources:

@@ -22,7 +22,7 @@ var (
 // images given as build arguments, as a non-root user. The images themselves
 // are not built here: there is no container engine.
 func TestDockerfiles_BuildTheBinaryEachDeploymentRuns(t *testing.T) {
-	for _, d := range ofKind(deployDefault(t), "Deployment") {
+	for _, d := range ofKind(deployDefaultAll(t), "Deployment") {
 		c := manager(t, d)
 		image := imageRepository(c["image"].(string))
 		file := "Dockerfile." + strings.TrimPrefix(image, "kuvryn-sync/")
@@ -57,7 +57,7 @@ func TestImages_NamedWithoutARegistryHost(t *testing.T) {
 		name string
 		objs []*unstructured.Unstructured
 	}{
-		{"deploy/default", deployDefault(t)},
+		{"deploy/default", deployDefaultAll(t)},
 		{"charts/kuvryn-sync", mustRenderChart(t, enabledValues(allServices()))},
 	} {
 		deployments := ofKind(source.objs, "Deployment")

@@ -15,6 +15,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	iofs "io/fs"
 	"os"
 	"path/filepath"
 	"sort"
@@ -28,6 +29,7 @@ import (
 	"helm.sh/helm/v3/pkg/chart/loader"
 	"helm.sh/helm/v3/pkg/chartutil"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/wait"
 	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
 	"k8s.io/client-go/discovery"
@@ -41,19 +43,88 @@ import (
 const (
 	systemNamespace = "kuvryn-sync-system"
 	fieldManager    = "kuvryn-packaging-test"
-	releaseName     = "kuvryn-sync"
+	// releaseName is not the chart's name, so that a name the chart fixes
+	// instead of deriving from the release shows.
+	releaseName = "edge"
+	// chartPrefix is what the guide calls <release>-kuvryn-sync.
+	chartPrefix = releaseName + "-kuvryn-sync"
 )
 
-// service is one deployable: its Deployment is kuvryn-<name> in both
-// deploy/default and the chart, and key is its block in the chart's values.
-type service struct{ name, key string }
+// service is one deployable: raw names its Deployment and ServiceAccount in
+// deploy/default, chartSuffix follows <release>-kuvryn-sync in the chart's
+// names, and key is its block in the chart's values.
+type service struct{ name, key, raw, chartSuffix string }
 
+// services spell the names as the operations guide prints them.
 var services = []service{
-	{"source-controller", "sourceController"},
-	{"sync-controller", "syncController"},
-	{"image-controller", "imageController"},
-	{"notify-controller", "notifyController"},
-	{"web", "web"},
+	{"source-controller", "sourceController", "kuvryn-sync-source-controller", "-source"},
+	{"sync-controller", "syncController", "kuvryn-sync-controller-manager", ""},
+	{"image-controller", "imageController", "kuvryn-sync-image-controller", "-image"},
+	{"notify-controller", "notifyController", "kuvryn-sync-notify-controller", "-notify"},
+	{"web", "web", "kuvryn-sync-web", "-web"},
+}
+
+func serviceNamed(name string) service {
+	for _, s := range services {
+		if s.name == name {
+			return s
+		}
+	}
+	panic("no service " + name)
+}
+
+// rawNames maps each name the chart renders for the release to the name
+// deploy/default gives the same object.
+func rawNames() map[string]string {
+	m := map[string]string{
+		chartPrefix + "-common":       "kuvryn-sync-common",
+		chartPrefix + "-webhook":      "kuvryn-sync-webhook",
+		chartPrefix + "-webhook-cert": "kuvryn-sync-webhook-cert",
+		chartPrefix + "-application":  "kuvryn-sync-application",
+		chartPrefix + "-receiver":     "kuvryn-sync-receiver",
+	}
+	for _, s := range services {
+		m[chartPrefix+s.chartSuffix] = s.raw
+		m[chartPrefix+s.chartSuffix+"-metrics"] = s.raw + "-metrics"
+	}
+	return m
+}
+
+// asDeployDefault renames a chart rendering's objects, and every reference
+// between them, to deploy/default's names, and drops the release from
+// selectors, so the two can be compared object for object.
+func asDeployDefault(objs []*unstructured.Unstructured) []*unstructured.Unstructured {
+	names := rawNames()
+	var rename func(v any) any
+	rename = func(v any) any {
+		switch v := v.(type) {
+		case map[string]any:
+			delete(v, "app.kubernetes.io/instance")
+			for k, e := range v {
+				v[k] = rename(e)
+			}
+		case []any:
+			for i, e := range v {
+				v[i] = rename(e)
+			}
+		case string:
+			if raw, ok := names[v]; ok {
+				return raw
+			}
+			// A flag naming an object, such as --leader-election-id=<name>.
+			if flag, value, ok := strings.Cut(v, "="); ok && strings.HasPrefix(flag, "--") {
+				if raw, ok := names[value]; ok {
+					return flag + "=" + raw
+				}
+			}
+		}
+		return v
+	}
+	out := make([]*unstructured.Unstructured, len(objs))
+	for i, o := range objs {
+		out[i] = &unstructured.Unstructured{Object: rename(runtime.DeepCopyJSON(o.Object)).(map[string]any)}
+	}
+	return out
 }
 
 var (
@@ -72,7 +143,7 @@ func run(m *testing.M) int {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
 	// No CRDs up front: the tests install the ones deploy/default ships, so
 	// those are what the API server has to accept.
@@ -165,6 +236,32 @@ func build(fs filesys.FileSystem, dir string) ([]*unstructured.Unstructured, err
 	return objs, nil
 }
 
+// deployInMemory copies deploy/ to /deploy on an in-memory filesystem, for
+// builds of what a user would edit or add.
+func deployInMemory(t *testing.T) filesys.FileSystem {
+	t.Helper()
+	fs := filesys.MakeFsInMemory()
+	deploy := filepath.Join(root, "deploy")
+	err := filepath.WalkDir(deploy, func(path string, d iofs.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		rel, err := filepath.Rel(deploy, path)
+		if err != nil {
+			return err
+		}
+		data, err := os.ReadFile(path)
+		if err != nil {
+			return err
+		}
+		return fs.WriteFile(filepath.Join("/deploy", rel), data)
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return fs
+}
+
 func deployDefault(t *testing.T) []*unstructured.Unstructured {
 	t.Helper()
 	objs, err := buildKustomization(filepath.Join("deploy", "default"))
@@ -184,8 +281,23 @@ func loadChart(t *testing.T) *chart.Chart {
 }
 
 // renderChart renders charts/kuvryn-sync as `helm install --dry-run` would,
-// with values given as a values file, into systemNamespace.
+// with values given as a values file, as the release releaseName in
+// systemNamespace.
 func renderChart(t *testing.T, values string) ([]*unstructured.Unstructured, error) {
+	t.Helper()
+	return renderChartAs(t, releaseName, values)
+}
+
+func mustRenderChartAs(t *testing.T, release, values string) []*unstructured.Unstructured {
+	t.Helper()
+	objs, err := renderChartAs(t, release, values)
+	if err != nil {
+		t.Fatalf("rendering charts/kuvryn-sync as %s with values\n%s: %v", release, values, err)
+	}
+	return objs
+}
+
+func renderChartAs(t *testing.T, release, values string) ([]*unstructured.Unstructured, error) {
 	t.Helper()
 	vals, err := chartutil.ReadValues([]byte(values))
 	if err != nil {
@@ -194,7 +306,7 @@ func renderChart(t *testing.T, values string) ([]*unstructured.Unstructured, err
 	install := action.NewInstall(&action.Configuration{Log: func(string, ...any) {}})
 	install.DryRun = true
 	install.ClientOnly = true
-	install.ReleaseName = releaseName
+	install.ReleaseName = release
 	install.Namespace = systemNamespace
 	install.KubeVersion = &kubeVersion
 	rel, err := install.Run(loadChart(t), vals)
@@ -321,16 +433,17 @@ func dryRunApply(t *testing.T, source string, objs []*unstructured.Unstructured)
 // Everything else (the CRDs, the Namespace, the common ClusterRole and its
 // binding) is shared.
 func ownedBy(svc string) []id {
+	raw := serviceNamed(svc).raw
 	owned := []id{
-		{"Deployment", systemNamespace, "kuvryn-" + svc},
-		{"Service", systemNamespace, "kuvryn-" + svc + "-metrics"},
-		{"ServiceAccount", systemNamespace, "kuvryn-" + svc},
+		{"Deployment", systemNamespace, raw},
+		{"Service", systemNamespace, raw + "-metrics"},
+		{"ServiceAccount", systemNamespace, raw},
 	}
 	switch svc {
 	case "source-controller", "sync-controller", "web", "image-controller":
 		owned = append(owned,
-			id{"ClusterRole", "", "kuvryn-" + svc},
-			id{"ClusterRoleBinding", "", "kuvryn-" + svc})
+			id{"ClusterRole", "", raw},
+			id{"ClusterRoleBinding", "", raw})
 	}
 	if svc == "sync-controller" {
 		owned = append(owned, webhookObjects...)
@@ -465,19 +578,23 @@ func imageRepository(ref string) string {
 func deploymentSources(t *testing.T) map[string][]*unstructured.Unstructured {
 	t.Helper()
 	return map[string][]*unstructured.Unstructured{
-		"deploy/default": ofKind(deployDefault(t), "Deployment"),
+		"deploy/default": ofKind(deployDefaultAll(t), "Deployment"),
 		"charts/kuvryn-sync": ofKind(mustRenderChart(t, enabledValues(allServices())+
-			"defaultServiceAccount: deployer\ndriftResyncInterval: 10m\nretryInterval: 1m\n"), "Deployment"),
+			"webhookReceiver: {enabled: true}\ndefaultServiceAccount: deployer\ndriftResyncInterval: 10m\nretryInterval: 1m\n"), "Deployment"),
 	}
 }
 
+// deployment finds the service's Deployment by its component label, in
+// deploy/default and in the chart alike.
 func deployment(t *testing.T, objs []*unstructured.Unstructured, svc string) *unstructured.Unstructured {
 	t.Helper()
-	d := find(objs, "Deployment", "kuvryn-"+svc)
-	if d == nil {
-		t.Fatalf("no Deployment kuvryn-%s rendered", svc)
+	for _, d := range ofKind(objs, "Deployment") {
+		if d.GetLabels()["app.kubernetes.io/component"] == svc {
+			return d
+		}
 	}
-	return d
+	t.Fatalf("no Deployment of the %s rendered", svc)
+	return nil
 }
 
 // manager returns the Deployment's only container.

@@ -123,13 +123,20 @@ func NewWithOptions(svc Service, o Options, cfg *rest.Config) (ctrl.Manager, err
 		metricsOpts.TLSOpts = append(metricsOpts.TLSOpts, useCertificate(w))
 	}
 
+	leaderElectionID := o.LeaderElectionID
+	if leaderElectionID == "" {
+		leaderElectionID = InstallName(svc.Name)
+	}
 	mgr, err := ctrl.NewManager(cfg, ctrl.Options{
 		Scheme:                 Scheme(),
 		Metrics:                metricsOpts,
 		WebhookServer:          webhook.NewServer(webhookOpts),
 		HealthProbeBindAddress: o.HealthProbeBindAddress,
 		LeaderElection:         o.LeaderElect,
-		LeaderElectionID:       svc.Name + ".sync.kuvryn.io",
+		LeaderElectionID:       leaderElectionID,
+		LeaseDuration:          &o.LeaseDuration,
+		RenewDeadline:          &o.RenewDeadline,
+		RetryPeriod:            &o.RetryPeriod,
 	})
 	if err != nil {
 		return nil, fmt.Errorf("creating manager: %w", err)

@@ -8,6 +8,7 @@ import (
 	"flag"
 	"os"
 	"strings"
+	"time"
 
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 )
@@ -19,6 +20,12 @@ type Options struct {
 	HealthProbeBindAddress string
 	LeaderElect            bool
 	EnableHTTP2            bool
+
+	// LeaderElectionID names the Lease; empty is the service's InstallName.
+	LeaderElectionID string
+	LeaseDuration    time.Duration
+	RenewDeadline    time.Duration
+	RetryPeriod      time.Duration
 
 	WebhookBindAddress string
 	WebhookCertPath    string
@@ -46,6 +53,15 @@ func (o *Options) BindFlags(fs *flag.FlagSet) {
 		"Address of /healthz and /readyz.")
 	fs.BoolVar(&o.LeaderElect, "leader-elect", false,
 		"Elect a leader so that only one replica reconciles at a time.")
+	fs.StringVar(&o.LeaderElectionID, "leader-election-id", "",
+		"Name of the leader-election Lease; empty is the Deployment name of the raw manifests.")
+	// controller-runtime's defaults; tests shorten them to see a failover quickly.
+	fs.DurationVar(&o.LeaseDuration, "leader-elect-lease-duration", 15*time.Second,
+		"How long a non-leader waits after the last renewal before taking the lease.")
+	fs.DurationVar(&o.RenewDeadline, "leader-elect-renew-deadline", 10*time.Second,
+		"How long the leader keeps retrying to renew before it gives the lease up.")
+	fs.DurationVar(&o.RetryPeriod, "leader-elect-retry-period", 2*time.Second,
+		"How often leader-election clients try to acquire or renew the lease.")
 	fs.BoolVar(&o.EnableHTTP2, "enable-http2", false,
 		"Enable HTTP/2 for the metrics and webhook servers.")
 	fs.StringVar(&o.WebhookBindAddress, "webhook-bind-address", ":9443", "Address of the admission webhook server.")

@@ -10,17 +10,21 @@ func TestBindFlags_GuideDefaults(t *testing.T) {
 	var o Options
 	o.BindFlags(fs)
 	want := map[string]string{
-		"metrics-bind-address":      "0",
-		"metrics-secure":            "true",
-		"health-probe-bind-address": ":8081",
-		"leader-elect":              "false",
-		"enable-http2":              "false",
-		"webhook-cert-path":         "",
-		"webhook-cert-name":         "tls.crt",
-		"webhook-cert-key":          "tls.key",
-		"metrics-cert-path":         "",
-		"metrics-cert-name":         "tls.crt",
-		"metrics-cert-key":          "tls.key",
+		"metrics-bind-address":        "0",
+		"metrics-secure":              "true",
+		"health-probe-bind-address":   ":8081",
+		"leader-elect":                "false",
+		"leader-election-id":          "",
+		"leader-elect-lease-duration": "15s",
+		"leader-elect-renew-deadline": "10s",
+		"leader-elect-retry-period":   "2s",
+		"enable-http2":                "false",
+		"webhook-cert-path":           "",
+		"webhook-cert-name":           "tls.crt",
+		"webhook-cert-key":            "tls.key",
+		"metrics-cert-path":           "",
+		"metrics-cert-name":           "tls.crt",
+		"metrics-cert-key":            "tls.key",
 	}
 	for name, def := range want {
 		f := fs.Lookup(name)

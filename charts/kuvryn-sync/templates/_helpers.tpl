@@ -1,22 +1,42 @@
 {{/*
-The services in install order, with their values key. Names match
-deploy/<name> and the ServiceAccounts kuvryn-<name>.
+The services in install order, with their values key and the suffix of
+their names after <release>-kuvryn-sync; the sync-controller, the guide's
+controller manager, takes the bare prefix.
 */}}
 {{- define "kuvryn-sync.services" -}}
-- {name: source-controller, key: sourceController}
-- {name: sync-controller, key: syncController}
-- {name: image-controller, key: imageController}
-- {name: notify-controller, key: notifyController}
-- {name: web, key: web}
+- {name: source-controller, key: sourceController, suffix: -source}
+- {name: sync-controller, key: syncController, suffix: ""}
+- {name: image-controller, key: imageController, suffix: -image}
+- {name: notify-controller, key: notifyController, suffix: -notify}
+- {name: web, key: web, suffix: -web}
+{{- end }}
+
+{{/*
+<release>-kuvryn-sync, the prefix of every name the chart renders, as the
+operations guide prints it (kuvryn-sync-kuvryn-sync for the release
+kuvryn-sync).
+*/}}
+{{- define "kuvryn-sync.fullname" -}}
+{{- printf "%s-kuvryn-sync" .Release.Name -}}
+{{- end }}
+
+{{/*
+The Deployment and ServiceAccount name of one service. Called with
+(dict "root" $ "svc" <entry of kuvryn-sync.services>).
+*/}}
+{{- define "kuvryn-sync.name" -}}
+{{- printf "%s%s" (include "kuvryn-sync.fullname" .root) .svc.suffix -}}
 {{- end }}
 
 {{/*
 "true" when the service named by the argument's .name is enabled, else "".
+The web service also runs for the console and for the webhook receiver.
 Called with (dict "root" $ "svc" <entry of kuvryn-sync.services>).
 */}}
 {{- define "kuvryn-sync.enabled" -}}
 {{- $v := index .root.Values .svc.key -}}
-{{- if or $v.enabled (and (eq .svc.name "web") .root.Values.console.enabled) -}}true{{- end -}}
+{{- $web := and (eq .svc.name "web") (or .root.Values.console.enabled .root.Values.webhookReceiver.enabled) -}}
+{{- if or $v.enabled $web -}}true{{- end -}}
 {{- end }}
 
 {{/* "true" when the admission webhook is installed. */}}
@@ -24,10 +44,20 @@ Called with (dict "root" $ "svc" <entry of kuvryn-sync.services>).
 {{- if and .Values.syncController.enabled .Values.syncController.webhook.enabled -}}true{{- end -}}
 {{- end }}
 
-{{/* Selector labels of one service; the same as in deploy/<name>. */}}
+{{/* The Secret holding the webhook server's certificate. */}}
+{{- define "kuvryn-sync.webhookCertSecret" -}}
+{{- .Values.syncController.webhook.certSecretName | default (printf "%s-webhook-cert" (include "kuvryn-sync.fullname" .)) -}}
+{{- end }}
+
+{{/*
+Selector labels of one service: those of deploy/<name> and the release, so
+that two releases never select each other's Pods. Called with
+(dict "root" $ "component" <name>).
+*/}}
 {{- define "kuvryn-sync.selectorLabels" -}}
 app.kubernetes.io/name: kuvryn-sync
-app.kubernetes.io/component: {{ . }}
+app.kubernetes.io/component: {{ .component }}
+app.kubernetes.io/instance: {{ .root.Release.Name }}
 {{- end }}
 
 {{/* Labels of every object. Called with (dict "root" $ "component" <name>). */}}
