@@ -146,8 +146,9 @@ func run(m *testing.M) int {
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
 	// No CRDs up front: the tests install the ones deploy/default ships, so
-	// those are what the API server has to accept.
-	cp, err := controlplane.Start(ctx, controlplane.Options{CRDDir: "-"})
+	// those are what the API server has to accept. Full: kwok runs the Pods
+	// of the chart installed for real.
+	cp, err := controlplane.Start(ctx, controlplane.Options{CRDDir: "-", Full: true})
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "starting control plane:", err)
 		return 1

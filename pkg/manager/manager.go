@@ -128,15 +128,16 @@ func NewWithOptions(svc Service, o Options, cfg *rest.Config) (ctrl.Manager, err
 		leaderElectionID = InstallName(svc.Name)
 	}
 	mgr, err := ctrl.NewManager(cfg, ctrl.Options{
-		Scheme:                 Scheme(),
-		Metrics:                metricsOpts,
-		WebhookServer:          webhook.NewServer(webhookOpts),
-		HealthProbeBindAddress: o.HealthProbeBindAddress,
-		LeaderElection:         o.LeaderElect,
-		LeaderElectionID:       leaderElectionID,
-		LeaseDuration:          &o.LeaseDuration,
-		RenewDeadline:          &o.RenewDeadline,
-		RetryPeriod:            &o.RetryPeriod,
+		Scheme:                  Scheme(),
+		Metrics:                 metricsOpts,
+		WebhookServer:           webhook.NewServer(webhookOpts),
+		HealthProbeBindAddress:  o.HealthProbeBindAddress,
+		LeaderElection:          o.LeaderElect,
+		LeaderElectionID:        leaderElectionID,
+		LeaderElectionNamespace: o.LeaderElectionNamespace,
+		LeaseDuration:           &o.LeaseDuration,
+		RenewDeadline:           &o.RenewDeadline,
+		RetryPeriod:             &o.RetryPeriod,
 	})
 	if err != nil {
 		return nil, fmt.Errorf("creating manager: %w", err)

@@ -23,9 +23,11 @@ type Options struct {
 
 	// LeaderElectionID names the Lease; empty is the service's InstallName.
 	LeaderElectionID string
-	LeaseDuration    time.Duration
-	RenewDeadline    time.Duration
-	RetryPeriod      time.Duration
+	// LeaderElectionNamespace holds the Lease; empty is the Pod's namespace.
+	LeaderElectionNamespace string
+	LeaseDuration           time.Duration
+	RenewDeadline           time.Duration
+	RetryPeriod             time.Duration
 
 	WebhookBindAddress string
 	WebhookCertPath    string
@@ -55,6 +57,8 @@ func (o *Options) BindFlags(fs *flag.FlagSet) {
 		"Elect a leader so that only one replica reconciles at a time.")
 	fs.StringVar(&o.LeaderElectionID, "leader-election-id", "",
 		"Name of the leader-election Lease; empty is the Deployment name of the raw manifests.")
+	fs.StringVar(&o.LeaderElectionNamespace, "leader-election-namespace", "",
+		"Namespace of the leader-election Lease; empty is the Pod's own, which a process outside a cluster must set.")
 	// controller-runtime's defaults; tests shorten them to see a failover quickly.
 	fs.DurationVar(&o.LeaseDuration, "leader-elect-lease-duration", 15*time.Second,
 		"How long a non-leader waits after the last renewal before taking the lease.")

@@ -15,6 +15,7 @@ func TestBindFlags_GuideDefaults(t *testing.T) {
 		"health-probe-bind-address":   ":8081",
 		"leader-elect":                "false",
 		"leader-election-id":          "",
+		"leader-election-namespace":   "",
 		"leader-elect-lease-duration": "15s",
 		"leader-elect-renew-deadline": "10s",
 		"leader-elect-retry-period":   "2s",
