@@ -72,9 +72,13 @@ func TestRepository_RefusesMarkersOfOtherNamespaces(t *testing.T) {
 	repo, _ := gitRepository(t, ns, "app", "", map[string]string{"deploy.yaml": content})
 	create(t, semver(ns, "api", image, "1.x"))
 
-	eventually(t, "ImagesUpdated False/Refused", func() bool {
-		c := condition(repository(t, ns, "app").Status.Conditions, syncv1.ConditionImagesUpdated)
-		return c.Status == metav1.ConditionFalse && c.Reason == syncv1.ReasonRefused
+	// The Repository may be reconciled before the policy selects; wait for
+	// the write-back of the valid marker, which reports the refusal too.
+	eventually(t, "ImagesUpdated False/Refused after a push", func() bool {
+		r := repository(t, ns, "app")
+		c := condition(r.Status.Conditions, syncv1.ConditionImagesUpdated)
+		return c.Status == metav1.ConditionFalse && c.Reason == syncv1.ReasonRefused &&
+			r.Status.ImageUpdate != nil && r.Status.ImageUpdate.LastPushCommit != ""
 	})
 	msg := condition(repository(t, ns, "app").Status.Conditions, syncv1.ConditionImagesUpdated).Message
 	for _, want := range []string{"deploy.yaml:2 (kube-system:api)", "namespace " + ns} {
