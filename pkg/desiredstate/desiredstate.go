@@ -22,7 +22,6 @@ import (
 	"strings"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/apimachinery/pkg/runtime/schema"
 	utiljson "k8s.io/apimachinery/pkg/util/json"
 )
 
@@ -55,7 +54,7 @@ const maxNameLength = 253
 // never depends on the order of objs.
 func Encode(objs []*unstructured.Unstructured) (data []byte, digest string, err error) {
 	type entry struct {
-		key  identity
+		key  ObjectID
 		json []byte
 	}
 	entries := make([]entry, 0, len(objs))
@@ -67,17 +66,17 @@ func Encode(objs []*unstructured.Unstructured) (data []byte, digest string, err 
 		// encoding/json writes map keys sorted, which makes this canonical.
 		b, err := json.Marshal(obj.Object)
 		if err != nil {
-			return nil, "", fmt.Errorf("encoding object %d (%s): %w", i, identityOf(obj), err)
+			return nil, "", fmt.Errorf("encoding object %d (%s): %w", i, IDOf(obj), err)
 		}
 		size += len(b) + 1
 		if size > MaxDecodedBytes {
 			return nil, "", fmt.Errorf("%w: more than %d bytes once encoded", ErrTooLarge, MaxDecodedBytes)
 		}
-		entries = append(entries, entry{key: identityOf(obj), json: b})
+		entries = append(entries, entry{key: IDOf(obj), json: b})
 	}
 	sort.Slice(entries, func(i, j int) bool {
 		if entries[i].key != entries[j].key {
-			return entries[i].key.less(entries[j].key)
+			return entries[i].key.Less(entries[j].key)
 		}
 		return bytes.Compare(entries[i].json, entries[j].json) < 0
 	})
@@ -158,51 +157,4 @@ func RevisionName(app, digest string) string {
 		app = strings.TrimRight(app[:limit], "-.")
 	}
 	return app + "-" + hash
-}
-
-// identity orders objects; it is what makes two objects the same object.
-type identity struct {
-	group, kind, namespace, name string
-}
-
-func identityOf(obj *unstructured.Unstructured) identity {
-	return identity{
-		group:     groupOf(obj.GetAPIVersion()),
-		kind:      obj.GetKind(),
-		namespace: obj.GetNamespace(),
-		name:      obj.GetName(),
-	}
-}
-
-func groupOf(apiVersion string) string {
-	gv, err := schema.ParseGroupVersion(apiVersion)
-	if err != nil {
-		// Unparseable apiVersions still need a stable place in the order.
-		return apiVersion
-	}
-	return gv.Group
-}
-
-func (a identity) less(b identity) bool {
-	if a.group != b.group {
-		return a.group < b.group
-	}
-	if a.kind != b.kind {
-		return a.kind < b.kind
-	}
-	if a.namespace != b.namespace {
-		return a.namespace < b.namespace
-	}
-	return a.name < b.name
-}
-
-func (a identity) String() string {
-	s := a.kind
-	if a.group != "" {
-		s = a.group + "/" + s
-	}
-	if a.namespace != "" {
-		return s + " " + a.namespace + "/" + a.name
-	}
-	return s + " " + a.name
 }

@@ -14,6 +14,7 @@ func TestObjectID_NamesTheObjectAsKubectlUsersReadIt(t *testing.T) {
 		{"v1", "ConfigMap", "shop", "settings", "ConfigMap shop/settings"},
 		{"v1", "Namespace", "", "shop", "Namespace shop"},
 		{"rbac.authorization.k8s.io/v1", "ClusterRole", "", "viewer", "ClusterRole.rbac.authorization.k8s.io viewer"},
+		{"a/b/c", "Thing", "shop", "x", "Thing.a/b/c shop/x"},
 	} {
 		obj := &unstructured.Unstructured{}
 		obj.SetAPIVersion(tc.apiVersion)
