@@ -291,6 +291,16 @@ type Application struct {
 	Status ApplicationStatus `json:"status,omitempty"`
 }
 
+// DestinationNamespace is where the Application's namespaced objects that
+// name no namespace go: spec.destination.namespace, else the Application's
+// own namespace.
+func (a *Application) DestinationNamespace() string {
+	if ns := a.Spec.Destination.Namespace; ns != "" {
+		return ns
+	}
+	return a.Namespace
+}
+
 // +kubebuilder:object:root=true
 
 // ApplicationList is a list of Applications.

@@ -77,6 +77,25 @@ const (
 	ApplicationLabel = "sync.kuvryn.io/application"
 )
 
+// Markers that replace Secret values in plan diffs: the sync-controller
+// writes them, and ksync keeps exactly these as values already redacted.
+const (
+	// RedactedMarker replaces a value that has nothing to be compared with.
+	RedactedMarker = "***"
+	// RedactedUnchangedMarker replaces a value that is the same on both sides.
+	RedactedUnchangedMarker = "*** (unchanged)"
+	// RedactedOldMarker replaces the live side of a value that changes.
+	RedactedOldMarker = "*** (old value)"
+	// RedactedNewMarker replaces the desired side of a value that changes.
+	RedactedNewMarker = "*** (new value)"
+)
+
+// HookFinalizer keeps a hook object until the rollout has read how it
+// ended. Without it, ttlSecondsAfterFinished: 0 can delete a finished Job
+// before the sync-controller sees it finish, and a succeeded hook would look
+// deleted while running.
+const HookFinalizer = "sync.kuvryn.io/hook-finalizer"
+
 // DesiredStateSecretType is the type of the Secret holding a Revision's
 // rendered objects (gzip'd), owned by the Revision.
 const DesiredStateSecretType = "sync.kuvryn.io/desired-state"

@@ -1,7 +1,6 @@
 package printers
 
 import (
-	"regexp"
 	"strings"
 
 	syncv1 "github.com/kuvryn/kuvryn-sync/apis/v1alpha1"
@@ -12,12 +11,6 @@ import (
 const HiddenMarker = "*** (hidden by ksync)"
 
 const lastAppliedAnnotation = "kubectl.kubernetes.io/last-applied-configuration"
-
-// redactionMarker matches the markers the sync-controller writes in place of
-// Secret values: "***", optionally followed by a parenthesised note such as
-// "(unchanged)". It is anchored so that a real value merely starting with
-// "***" is not mistaken for one.
-var redactionMarker = regexp.MustCompile(`^\*\*\*( \([a-z ]+\))?$`)
 
 // ConcealSecretValues returns a copy of plan in which the diff of every
 // Secret entry keeps only redaction markers as values, and the number of
@@ -126,9 +119,17 @@ func splitKeyValue(s string) (key, value string, ok bool) {
 	return k, strings.TrimSpace(v), true
 }
 
+// isRedactionMarker reports whether value, quoted or not, is one of the
+// markers the sync-controller writes in place of Secret values, or ksync's
+// own. Only the exact markers count, so a real value merely starting with
+// "***" is not mistaken for one.
 func isRedactionMarker(value string) bool {
 	if len(value) >= 2 && (value[0] == '\'' || value[0] == '"') && value[len(value)-1] == value[0] {
 		value = value[1 : len(value)-1]
 	}
-	return redactionMarker.MatchString(value)
+	switch value {
+	case syncv1.RedactedMarker, syncv1.RedactedUnchangedMarker, syncv1.RedactedOldMarker, syncv1.RedactedNewMarker, HiddenMarker:
+		return true
+	}
+	return false
 }

@@ -49,17 +49,13 @@ func (r *Reconciler) render(ctx context.Context, app *syncv1.Application, repo *
 	if err != nil {
 		return nil, err
 	}
-	namespace := app.Spec.Destination.Namespace
-	if namespace == "" {
-		namespace = app.Namespace
-	}
 	req := render.Request{
 		Root:        dir,
 		Path:        app.Spec.Source.Path,
 		Type:        app.Spec.Source.Render.Type,
 		Application: app.Name,
 		Decryptor:   decryptor,
-		Helm:        render.HelmOptions{Namespace: namespace},
+		Helm:        render.HelmOptions{Namespace: app.DestinationNamespace()},
 	}
 	out := &output{}
 	if h := app.Spec.Source.Render.Helm; h != nil {

@@ -11,6 +11,7 @@ import (
 
 	syncv1 "github.com/kuvryn/kuvryn-sync/apis/v1alpha1"
 	"github.com/kuvryn/kuvryn-sync/pkg/message"
+	"github.com/kuvryn/kuvryn-sync/services/sync-controller/internal/validation"
 )
 
 // Stage is where in a rollout an object is applied.
@@ -99,7 +100,7 @@ type vote struct {
 // not applying an object its author excluded is the safe choice. Otherwise
 // every hook annotation present must name the same stage.
 //
-// Errors are *ValidationError: an unknown value in any of the three
+// Errors are *validation.Error: an unknown value in any of the three
 // annotations, even beside a skip value, or annotations (or the values of
 // one list) naming different stages, which Kuvryn Sync cannot honour since a
 // hook runs in one stage.
@@ -120,11 +121,11 @@ func Classify(obj *unstructured.Unstructured) (Stage, error) {
 		for _, item := range items {
 			stage, known := src.stages[src.normalise(item)]
 			if !known {
-				return "", &ValidationError{
-					Object:     describe(obj),
+				return "", &validation.Error{
+					Object:     validation.Describe(obj),
 					Annotation: src.annotation,
 					Value:      value,
-					Problem:    fmt.Sprintf("unknown value %q; want %s", message.Bound(strings.TrimSpace(item), maxValueBytes), src.want),
+					Problem:    fmt.Sprintf("unknown value %q; want %s", message.Bound(strings.TrimSpace(item), validation.MaxValueBytes), src.want),
 				}
 			}
 			if stage == Skip {
@@ -137,8 +138,8 @@ func Classify(obj *unstructured.Unstructured) (Stage, error) {
 		}
 		for _, stage := range stages[1:] {
 			if stage != stages[0] {
-				return "", &ValidationError{
-					Object:     describe(obj),
+				return "", &validation.Error{
+					Object:     validation.Describe(obj),
 					Annotation: src.annotation,
 					Value:      value,
 					Problem:    fmt.Sprintf("names two stages, %s and %s; a hook runs in one stage", stages[0], stage),
@@ -155,8 +156,8 @@ func Classify(obj *unstructured.Unstructured) (Stage, error) {
 	}
 	for _, v := range votes[1:] {
 		if v.stage != votes[0].stage {
-			return "", &ValidationError{
-				Object:     describe(obj),
+			return "", &validation.Error{
+				Object:     validation.Describe(obj),
 				Annotation: v.annotation,
 				Value:      v.value,
 				Problem: fmt.Sprintf("stage %s conflicts with stage %s from annotation %s",

@@ -8,6 +8,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	syncv1 "github.com/kuvryn/kuvryn-sync/apis/v1alpha1"
+	"github.com/kuvryn/kuvryn-sync/services/sync-controller/internal/validation"
 )
 
 func job(annotations map[string]string) *unstructured.Unstructured {
@@ -189,7 +190,7 @@ func TestClassify_LongValueIsBoundedInMessage(t *testing.T) {
 	long := strings.Repeat("é", 500)
 	_, err := Classify(job(map[string]string{syncv1.HookAnnotation: long}))
 	if err == nil {
-		t.Fatal("Classify() error = nil, want a ValidationError")
+		t.Fatal("Classify() error = nil, want a *validation.Error")
 	}
 	if n := len(err.Error()); n > 300 {
 		t.Errorf("message is %d bytes, want a bounded message: %s", n, err)
@@ -227,9 +228,9 @@ func TestStage_ValuesMatchHookStatusStages(t *testing.T) {
 
 func assertValidationError(t *testing.T, err error, annotation, mention string) {
 	t.Helper()
-	var verr *ValidationError
+	var verr *validation.Error
 	if !errors.As(err, &verr) {
-		t.Fatalf("Classify() error = %v, want a *ValidationError", err)
+		t.Fatalf("Classify() error = %v, want a *validation.Error", err)
 	}
 	if verr.Reason() != syncv1.ReasonValidationFailure {
 		t.Errorf("Reason() = %q, want %q", verr.Reason(), syncv1.ReasonValidationFailure)

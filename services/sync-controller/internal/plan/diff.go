@@ -10,6 +10,7 @@ import (
 
 	syncv1 "github.com/kuvryn/kuvryn-sync/apis/v1alpha1"
 	"github.com/kuvryn/kuvryn-sync/services/sync-controller/internal/redact"
+	"github.com/kuvryn/kuvryn-sync/services/sync-controller/internal/validation"
 )
 
 // Diff is a unified diff, with three lines of context, from the YAML of the
@@ -24,7 +25,7 @@ func Diff(live, dryRun *unstructured.Unstructured) (diff string, truncated bool,
 	if live == nil && dryRun == nil {
 		return "", false, nil
 	}
-	name := describe(firstNonNil(dryRun, live))
+	name := validation.Describe(firstNonNil(dryRun, live))
 	redactedLive, redactedDesired := redact.Pair(Normalize(live), Normalize(dryRun))
 	a, err := yamlLines(redactedLive)
 	if err != nil {

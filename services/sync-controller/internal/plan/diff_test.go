@@ -115,34 +115,34 @@ func TestDiff_NeverShowsSecretValues(t *testing.T) {
 			name:     "changed data value",
 			live:     asServed(secret(map[string]string{"password": password, "token": token}, nil)),
 			dryRun:   asServed(secret(map[string]string{"password": other, "token": token}, nil)),
-			mentions: []string{"-  password: '" + redact.MarkerOld + "'", "+  password: '" + redact.MarkerNew + "'", "   token: '" + redact.MarkerUnchanged + "'"},
+			mentions: []string{"-  password: '" + syncv1.RedactedOldMarker + "'", "+  password: '" + syncv1.RedactedNewMarker + "'", "   token: '" + syncv1.RedactedUnchangedMarker + "'"},
 		},
 		{
 			name:     "created Secret with stringData",
 			dryRun:   secret(nil, map[string]string{"token": token, "password": password}),
-			mentions: []string{"+  token: '" + redact.Marker + "'"},
+			mentions: []string{"+  token: '" + syncv1.RedactedMarker + "'"},
 		},
 		{
 			name:     "deleted Secret",
 			live:     asServed(secret(map[string]string{"password": password}, nil)),
-			mentions: []string{"-  password: '" + redact.Marker + "'"},
+			mentions: []string{"-  password: '" + syncv1.RedactedMarker + "'"},
 		},
 		{
 			name:     "last-applied annotation of a Secret in a List",
 			dryRun:   list(withLastApplied(secret(map[string]string{"password": password}, nil))),
-			mentions: []string{redact.LastAppliedAnnotation + ": '" + redact.Marker + "'"},
+			mentions: []string{redact.LastAppliedAnnotation + ": '" + syncv1.RedactedMarker + "'"},
 		},
 		{
 			name:   "changed Secret in a List",
 			live:   list(secret(map[string]string{"password": password}, nil)),
 			dryRun: list(secret(map[string]string{"password": other}, map[string]string{"token": token})),
 			// Items of Lists are not paired, so every value is the plain marker.
-			mentions: []string{"+    token: '" + redact.Marker + "'"},
+			mentions: []string{"+    token: '" + syncv1.RedactedMarker + "'"},
 		},
 		{
 			name:     "Secret in a List",
 			dryRun:   list(secret(map[string]string{"password": password}, map[string]string{"token": token})),
-			mentions: []string{"+    password: '" + redact.Marker + "'", "+    token: '" + redact.Marker + "'"},
+			mentions: []string{"+    password: '" + syncv1.RedactedMarker + "'", "+    token: '" + syncv1.RedactedMarker + "'"},
 		},
 	}
 	for _, tt := range tests {

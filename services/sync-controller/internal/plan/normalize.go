@@ -9,6 +9,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/kuvryn/kuvryn-sync/services/sync-controller/internal/redact"
+	"github.com/kuvryn/kuvryn-sync/services/sync-controller/internal/validation"
 )
 
 // serverMetadata is what the API server writes into metadata on its own;
@@ -56,7 +57,7 @@ func Hash(obj *unstructured.Unstructured) (string, error) {
 	}
 	canonical, err := json.Marshal(redact.Replace(Normalize(obj), hashSecretValue).Object)
 	if err != nil {
-		return "", fmt.Errorf("hash %s: %w", describe(obj), err)
+		return "", fmt.Errorf("hash %s: %w", validation.Describe(obj), err)
 	}
 	sum := sha256.Sum256(canonical)
 	return hex.EncodeToString(sum[:]), nil
@@ -74,12 +75,4 @@ func hashSecretValue(v any) any {
 	}
 	sum := sha256.Sum256([]byte(raw))
 	return "sha256:" + hex.EncodeToString(sum[:])
-}
-
-// describe names obj the way kubectl users read it.
-func describe(obj *unstructured.Unstructured) string {
-	if ns := obj.GetNamespace(); ns != "" {
-		return obj.GetKind() + " " + ns + "/" + obj.GetName()
-	}
-	return obj.GetKind() + " " + obj.GetName()
 }

@@ -13,18 +13,8 @@ import (
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
-)
 
-// Markers that replace Secret values.
-const (
-	// Marker replaces a value that has nothing to be compared with.
-	Marker = "***"
-	// MarkerUnchanged replaces a value that is the same on both sides of a Pair.
-	MarkerUnchanged = "*** (unchanged)"
-	// MarkerOld replaces the live side of a value that changes.
-	MarkerOld = "*** (old value)"
-	// MarkerNew replaces the desired side of a value that changes.
-	MarkerNew = "*** (new value)"
+	syncv1 "github.com/kuvryn/kuvryn-sync/apis/v1alpha1"
 )
 
 // LastAppliedAnnotation is where kubectl apply keeps a copy of the applied
@@ -38,12 +28,12 @@ func IsSecret(obj *unstructured.Unstructured) bool {
 }
 
 // Object returns a deep copy of obj in which every Secret value is replaced
-// by Marker: each entry of data and stringData (or the whole field if it is
+// by syncv1.RedactedMarker: each entry of data and stringData (or the whole field if it is
 // not a map), and the kubectl last-applied annotation, which repeats them.
 // Secrets inside lists (List, SecretList, any object with items) are
 // redacted as well. Other objects are copied unchanged; nil gives nil.
 func Object(obj *unstructured.Unstructured) *unstructured.Unstructured {
-	return Replace(obj, func(any) any { return Marker })
+	return Replace(obj, func(any) any { return syncv1.RedactedMarker })
 }
 
 // Replace returns a deep copy of obj in which every Secret value that Object
@@ -60,8 +50,8 @@ func Replace(obj *unstructured.Unstructured, conceal func(value any) any) *unstr
 
 // Pair redacts the live and desired (dry-run) states of one object so that a
 // diff of the two still shows which Secret values change: a value equal on
-// both sides becomes MarkerUnchanged on both; a changed value becomes
-// MarkerOld and MarkerNew; a value on one side only becomes Marker. Unless
+// both sides becomes syncv1.RedactedUnchangedMarker on both; a changed value becomes
+// syncv1.RedactedOldMarker and syncv1.RedactedNewMarker; a value on one side only becomes syncv1.RedactedMarker. Unless
 // both are Secrets, each side is redacted as Object would. Either may be
 // nil, which stays nil. The inputs are not modified.
 func Pair(live, desired *unstructured.Unstructured) (*unstructured.Unstructured, *unstructured.Unstructured) {
@@ -75,16 +65,16 @@ func Pair(live, desired *unstructured.Unstructured) (*unstructured.Unstructured,
 			o, ok := other[s]
 			switch {
 			case !ok:
-				return Marker
+				return syncv1.RedactedMarker
 			case reflect.DeepEqual(v, o):
-				return MarkerUnchanged
+				return syncv1.RedactedUnchangedMarker
 			default:
 				return changed
 			}
 		}
 	}
-	concealSecret(outLive.Object, compare(desiredValues, MarkerOld))
-	concealSecret(outDesired.Object, compare(liveValues, MarkerNew))
+	concealSecret(outLive.Object, compare(desiredValues, syncv1.RedactedOldMarker))
+	concealSecret(outDesired.Object, compare(liveValues, syncv1.RedactedNewMarker))
 	return outLive, outDesired
 }
 

@@ -8,6 +8,8 @@ import (
 	"testing"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
+	syncv1 "github.com/kuvryn/kuvryn-sync/apis/v1alpha1"
 )
 
 const (
@@ -90,7 +92,7 @@ func TestObject_HidesEverySecretValue(t *testing.T) {
 	tests := []struct {
 		name string
 		in   *unstructured.Unstructured
-		// paths to values that must now be Marker
+		// paths to values that must now be syncv1.RedactedMarker
 		redacted [][]string
 	}{
 		{
@@ -139,8 +141,8 @@ func TestObject_HidesEverySecretValue(t *testing.T) {
 			assertNoPlaintext(t, got)
 			for _, path := range tt.redacted {
 				v, found, err := unstructured.NestedFieldNoCopy(got.Object, path...)
-				if err != nil || !found || v != Marker {
-					t.Errorf("%s = %v (found %v, err %v), want %q", strings.Join(path, "."), v, found, err, Marker)
+				if err != nil || !found || v != syncv1.RedactedMarker {
+					t.Errorf("%s = %v (found %v, err %v), want %q", strings.Join(path, "."), v, found, err, syncv1.RedactedMarker)
 				}
 			}
 			if got.GetAnnotations()["example.com/team"] != tt.in.GetAnnotations()["example.com/team"] {
@@ -251,41 +253,41 @@ func TestPair_ShowsWhichValuesChangeWithoutRevealingThem(t *testing.T) {
 			name:        "unchanged value",
 			live:        secret("db", map[string]string{"password": password}, nil),
 			desired:     secret("db", map[string]string{"password": password}, nil),
-			wantLive:    map[string]any{"data.password": MarkerUnchanged},
-			wantDesired: map[string]any{"data.password": MarkerUnchanged},
+			wantLive:    map[string]any{"data.password": syncv1.RedactedUnchangedMarker},
+			wantDesired: map[string]any{"data.password": syncv1.RedactedUnchangedMarker},
 		},
 		{
 			name:        "changed value",
 			live:        secret("db", map[string]string{"password": password}, nil),
 			desired:     secret("db", map[string]string{"password": other}, nil),
-			wantLive:    map[string]any{"data.password": MarkerOld},
-			wantDesired: map[string]any{"data.password": MarkerNew},
+			wantLive:    map[string]any{"data.password": syncv1.RedactedOldMarker},
+			wantDesired: map[string]any{"data.password": syncv1.RedactedNewMarker},
 		},
 		{
 			name:        "added and removed keys",
 			live:        secret("db", map[string]string{"token": token, "keep": apiKey}, nil),
 			desired:     secret("db", map[string]string{"password": password, "keep": apiKey}, nil),
-			wantLive:    map[string]any{"data.token": Marker, "data.keep": MarkerUnchanged},
-			wantDesired: map[string]any{"data.password": Marker, "data.keep": MarkerUnchanged},
+			wantLive:    map[string]any{"data.token": syncv1.RedactedMarker, "data.keep": syncv1.RedactedUnchangedMarker},
+			wantDesired: map[string]any{"data.password": syncv1.RedactedMarker, "data.keep": syncv1.RedactedUnchangedMarker},
 		},
 		{
 			name:        "stringData compared key by key",
 			live:        secret("db", nil, map[string]string{"a": token, "b": apiKey}),
 			desired:     secret("db", nil, map[string]string{"a": token, "b": other}),
-			wantLive:    map[string]any{"stringData.a": MarkerUnchanged, "stringData.b": MarkerOld},
-			wantDesired: map[string]any{"stringData.a": MarkerUnchanged, "stringData.b": MarkerNew},
+			wantLive:    map[string]any{"stringData.a": syncv1.RedactedUnchangedMarker, "stringData.b": syncv1.RedactedOldMarker},
+			wantDesired: map[string]any{"stringData.a": syncv1.RedactedUnchangedMarker, "stringData.b": syncv1.RedactedNewMarker},
 		},
 		{
 			name:        "live Secret missing: everything is new",
 			live:        nil,
 			desired:     secret("db", map[string]string{"password": password}, map[string]string{"token": token}),
-			wantDesired: map[string]any{"data.password": Marker, "stringData.token": Marker},
+			wantDesired: map[string]any{"data.password": syncv1.RedactedMarker, "stringData.token": syncv1.RedactedMarker},
 		},
 		{
 			name:     "desired Secret missing: everything is old",
 			live:     secret("db", map[string]string{"password": password}, nil),
 			desired:  nil,
-			wantLive: map[string]any{"data.password": Marker},
+			wantLive: map[string]any{"data.password": syncv1.RedactedMarker},
 		},
 	}
 	for _, tt := range tests {
@@ -320,11 +322,11 @@ func TestPair_ComparesLastAppliedAnnotations(t *testing.T) {
 	gotLive, gotDesired := Pair(live, desired)
 	assertNoPlaintext(t, gotLive)
 	assertNoPlaintext(t, gotDesired)
-	if a := gotLive.GetAnnotations()[LastAppliedAnnotation]; a != MarkerOld {
-		t.Errorf("live annotation = %q, want %q", a, MarkerOld)
+	if a := gotLive.GetAnnotations()[LastAppliedAnnotation]; a != syncv1.RedactedOldMarker {
+		t.Errorf("live annotation = %q, want %q", a, syncv1.RedactedOldMarker)
 	}
-	if a := gotDesired.GetAnnotations()[LastAppliedAnnotation]; a != MarkerNew {
-		t.Errorf("desired annotation = %q, want %q", a, MarkerNew)
+	if a := gotDesired.GetAnnotations()[LastAppliedAnnotation]; a != syncv1.RedactedNewMarker {
+		t.Errorf("desired annotation = %q, want %q", a, syncv1.RedactedNewMarker)
 	}
 }
 

@@ -2,38 +2,13 @@ package revision
 
 import (
 	"context"
-	"errors"
-	"fmt"
-	"regexp"
-	"sort"
-	"strings"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	"k8s.io/apimachinery/pkg/api/meta"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	syncv1 "github.com/kuvryn/kuvryn-sync/apis/v1alpha1"
-	"github.com/kuvryn/kuvryn-sync/services/sync-controller/internal/redact"
 )
-
-// failure stops a Revision: reason is a condition reason from names.go and
-// message names the object, the field and what is wrong. Errors that are
-// not failures are transient and retried.
-type failure struct {
-	reason  string
-	message string
-}
-
-func (f *failure) Error() string { return f.message }
-
-// asFailure reports whether err is, or wraps, a failure.
-func asFailure(err error) (*failure, bool) {
-	var f *failure
-	ok := errors.As(err, &f)
-	return f, ok
-}
 
 // applyObject server-side applies obj as the client's user, without force,
 // under the kuvryn-sync field manager, and returns the object the API server
@@ -47,7 +22,7 @@ func applyObject(ctx context.Context, c client.Client, obj *unstructured.Unstruc
 		opts = append(opts, client.DryRunAll)
 	}
 	if err := c.Apply(ctx, client.ApplyConfigurationFromUnstructured(out), opts...); err != nil {
-		return nil, classify(obj, "apply", err, invalidReason)
+		return nil, failureOf(obj, "apply", err, invalidReason)
 	}
 	return out, nil
 }
@@ -63,7 +38,7 @@ func getLive(ctx context.Context, c client.Client, obj *unstructured.Unstructure
 	case apierrors.IsNotFound(err):
 		return nil, nil
 	default:
-		return nil, classify(obj, "read", err, syncv1.ReasonApplyFailed)
+		return nil, failureOf(obj, "read", err, syncv1.ReasonApplyFailed)
 	}
 }
 
@@ -99,92 +74,4 @@ func managedBySync(obj *unstructured.Unstructured) bool {
 		}
 	}
 	return false
-}
-
-// conflictManager finds the manager in a cause message such as
-// `conflict with "kubectl-edit" using apps/v1`.
-var conflictManager = regexp.MustCompile(`conflict with "([^"]*)"`)
-
-// classify turns an API error about obj into a failure when retrying cannot
-// help, and keeps it transient otherwise.
-func classify(obj *unstructured.Unstructured, verb string, err error, invalidReason string) error {
-	id := idOf(obj)
-	var status apierrors.APIStatus
-	switch {
-	case meta.IsNoMatchError(err):
-		return fmt.Errorf("%s %s: %w: %v", verb, id, errKindNotServed, err)
-	case apierrors.IsConflict(err) && errors.As(err, &status) && hasConflictCauses(status.Status()):
-		return &failure{reason: syncv1.ReasonApplyConflict, message: conflictMessage(id, status.Status())}
-	case apierrors.IsForbidden(err):
-		return &failure{reason: syncv1.ReasonApplyFailed, message: fmt.Sprintf("%s %s: %s", verb, id, apiMessage(obj, err))}
-	case apierrors.IsInvalid(err), apierrors.IsBadRequest(err), apierrors.IsMethodNotSupported(err),
-		apierrors.IsRequestEntityTooLargeError(err), apierrors.IsUnsupportedMediaType(err):
-		return &failure{reason: invalidReason, message: fmt.Sprintf("%s %s: %s", verb, id, apiMessage(obj, err))}
-	}
-	return fmt.Errorf("%s %s: %w", verb, id, err)
-}
-
-func hasConflictCauses(s metav1.Status) bool {
-	if s.Details == nil {
-		return false
-	}
-	for _, c := range s.Details.Causes {
-		if c.Type == metav1.CauseTypeFieldManagerConflict {
-			return true
-		}
-	}
-	return false
-}
-
-// conflictMessage names the other field managers and the fields they own.
-func conflictMessage(id objectID, s metav1.Status) string {
-	byManager := make(map[string][]string)
-	for _, c := range s.Details.Causes {
-		if c.Type != metav1.CauseTypeFieldManagerConflict {
-			continue
-		}
-		manager := "unknown"
-		if m := conflictManager.FindStringSubmatch(c.Message); m != nil {
-			manager = m[1]
-		}
-		byManager[manager] = append(byManager[manager], c.Field)
-	}
-	managers := make([]string, 0, len(byManager))
-	for m := range byManager {
-		managers = append(managers, m)
-	}
-	sort.Strings(managers)
-	parts := make([]string, 0, len(managers))
-	for _, m := range managers {
-		fields := byManager[m]
-		sort.Strings(fields)
-		listed := fields
-		if len(listed) > 3 {
-			listed = listed[:3]
-		}
-		part := fmt.Sprintf("field manager %q owns %s", m, strings.Join(listed, ", "))
-		if more := len(fields) - len(listed); more > 0 {
-			part += fmt.Sprintf(" and %d more field(s)", more)
-		}
-		parts = append(parts, part)
-	}
-	return fmt.Sprintf("%s: Server-Side Apply conflict: %s; Kuvryn Sync does not force, so remove the field(s) from one of the managers",
-		id, strings.Join(parts, "; "))
-}
-
-// apiMessage is the API server's message about obj. For Secrets only the
-// field paths of the causes are kept, since a message may quote a value.
-func apiMessage(obj *unstructured.Unstructured, err error) string {
-	if !redact.IsSecret(obj) {
-		return err.Error()
-	}
-	var status apierrors.APIStatus
-	if !errors.As(err, &status) || status.Status().Details == nil || len(status.Status().Details.Causes) == 0 {
-		return fmt.Sprintf("refused by the API server (%s)", apierrors.ReasonForError(err))
-	}
-	var fields []string
-	for _, c := range status.Status().Details.Causes {
-		fields = append(fields, fmt.Sprintf("%s: %s", c.Field, c.Type))
-	}
-	return fmt.Sprintf("refused by the API server (%s): %s", apierrors.ReasonForError(err), strings.Join(fields, ", "))
 }

@@ -1,10 +1,8 @@
 package revision
 
 import (
-	"context"
 	"fmt"
 
-	"k8s.io/apimachinery/pkg/api/equality"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
@@ -43,31 +41,6 @@ func ownedRevisionStatus(rev *syncv1.Revision) *syncv1.RevisionStatus {
 	s.Source = nil
 	s.Conditions = ssa.Conditions(s.Conditions, revisionConditions)
 	return s
-}
-
-// record writes the owned parts of both statuses that changed since they
-// were read or last written, then emits the Events they explain. Every step
-// of a rollout is recorded before the next begins, so a restarted controller
-// resumes from status.
-func (r *Reconciler) record(ctx context.Context, ro *rollout) error {
-	ro.summarize()
-	if ro.rev != nil {
-		ro.rev.Status.ObservedGeneration = ro.rev.Generation
-		if owned := ownedRevisionStatus(ro.rev); !equality.Semantic.DeepEqual(owned, ro.writtenRev) {
-			if err := ssa.ApplyStatus(ctx, r.Client, ro.rev, syncv1.FieldManagerSync, owned); err != nil {
-				return fmt.Errorf("recording status of Revision %s/%s: %w", ro.rev.Namespace, ro.rev.Name, err)
-			}
-			ro.writtenRev = owned
-		}
-	}
-	if owned := ownedApplicationStatus(ro.app); !equality.Semantic.DeepEqual(owned, ro.writtenApp) {
-		if err := ssa.ApplyStatus(ctx, r.Client, ro.app, syncv1.FieldManagerSync, owned); err != nil {
-			return fmt.Errorf("recording status of Application %s/%s: %w", ro.app.Namespace, ro.app.Name, err)
-		}
-		ro.writtenApp = owned
-	}
-	r.emit(ro)
-	return nil
 }
 
 // summarize derives the Application's phase, sync state and conditions from
@@ -199,25 +172,4 @@ func setCondition(conds *[]metav1.Condition, generation int64, typ string, statu
 		ObservedGeneration: generation,
 	})
 	return transition
-}
-
-// failPlan fails a Revision before anything was applied.
-func (ro *rollout) failPlan(f *failure) {
-	ro.rev.Status.Phase = syncv1.PhaseFailed
-	if ro.setRevCondition(syncv1.ConditionPlanned, metav1.ConditionFalse, f.reason, f.message) {
-		ro.warning(f.reason, actionPlan, "Revision %s: %s", ro.rev.Name, f.message)
-	}
-}
-
-// failRollout fails the attempt under way and stops its later groups.
-func (ro *rollout) failRollout(f *failure) {
-	ro.rev.Status.Phase = syncv1.PhaseFailed
-	ro.setRevCondition(syncv1.ConditionRolloutComplete, metav1.ConditionFalse, f.reason, f.message)
-	for i := range ro.rev.Status.Waves {
-		if ro.rev.Status.Waves[i].State == syncv1.WaveApplying {
-			ro.rev.Status.Waves[i].State = syncv1.WaveFailed
-		}
-	}
-	ro.finishHistory(syncv1.PhaseFailed, f.reason)
-	ro.warning(f.reason, actionRollout, "Revision %s attempt %d failed: %s", ro.rev.Name, ro.rev.Status.Attempt, f.message)
 }

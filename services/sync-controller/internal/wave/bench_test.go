@@ -35,18 +35,18 @@ func benchDesiredState(n int) []*unstructured.Unstructured {
 	return objs
 }
 
-// BenchmarkPlan groups a 10k-object desired state into hooks and waves.
-func BenchmarkPlan(b *testing.B) {
+// BenchmarkOrder orders a 10k-object desired state into hooks and waves.
+func BenchmarkOrder(b *testing.B) {
 	objs := benchDesiredState(10000)
 	b.Run("objects=10000", func(b *testing.B) {
 		b.ReportAllocs()
 		for b.Loop() {
-			groups, err := Plan(objs)
+			groups, err := Order(objs)
 			if err != nil {
 				b.Fatal(err)
 			}
 			if len(groups.Waves) != 5 {
-				b.Fatalf("Plan() gave %d waves, want 5", len(groups.Waves))
+				b.Fatalf("Order() gave %d waves, want 5", len(groups.Waves))
 			}
 		}
 		b.ReportMetric(float64(len(objs))*float64(b.N)/b.Elapsed().Seconds(), "objects/s")

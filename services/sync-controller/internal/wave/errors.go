@@ -8,49 +8,18 @@ import (
 	"github.com/kuvryn/kuvryn-sync/pkg/message"
 )
 
-const (
-	// maxValueBytes bounds an annotation value quoted in a message.
-	maxValueBytes = 64
-	// maxListedErrors is how many errors PlanError spells out; the rest are counted.
-	maxListedErrors = 5
-)
+// maxListedErrors is how many errors OrderError spells out; the rest are counted.
+const maxListedErrors = 5
 
-// ValidationError is an object Kuvryn Sync refuses to order: a sync-wave
-// annotation that is not an int32, or an object that appears twice. It fails
-// the Revision with reason ValidationFailure.
-type ValidationError struct {
-	// Object is "Kind namespace/name", or "Kind name" when cluster-scoped.
-	Object string
-	// Annotation is the offending annotation key; empty when the object
-	// itself is the problem.
-	Annotation string
-	// Value is the annotation's value as written.
-	Value string
-	// Problem says what is wrong.
-	Problem string
-}
-
-func (e *ValidationError) Error() string {
-	if e.Annotation == "" {
-		return e.Object + ": " + e.Problem
-	}
-	return fmt.Sprintf("%s: annotation %s=%q: %s", e.Object, e.Annotation, message.Bound(e.Value, maxValueBytes), e.Problem)
-}
-
-// Reason is the condition reason the error fails the Revision with.
-func (e *ValidationError) Reason() string {
-	return syncv1.ReasonValidationFailure
-}
-
-// PlanError is every object Plan refused, so that one pass reports them all.
-// Errs holds *ValidationError and *hook.ValidationError values.
-type PlanError struct {
+// OrderError is every object Order refused, so that one pass reports them all.
+// Errs holds *validation.Error values.
+type OrderError struct {
 	Errs []error
 }
 
 // Error lists the first few errors and counts the rest, within
 // syncv1.MaxMessageBytes, so it fits a condition message as it is.
-func (e *PlanError) Error() string {
+func (e *OrderError) Error() string {
 	listed := make([]string, 0, maxListedErrors)
 	for i, err := range e.Errs {
 		if i == maxListedErrors {
@@ -66,11 +35,11 @@ func (e *PlanError) Error() string {
 }
 
 // Unwrap lets errors.As reach each object's error.
-func (e *PlanError) Unwrap() []error {
+func (e *OrderError) Unwrap() []error {
 	return e.Errs
 }
 
 // Reason is the condition reason the error fails the Revision with.
-func (e *PlanError) Reason() string {
+func (e *OrderError) Reason() string {
 	return syncv1.ReasonValidationFailure
 }

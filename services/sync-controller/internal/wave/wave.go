@@ -4,7 +4,6 @@
 package wave
 
 import (
-	"fmt"
 	"sort"
 	"strconv"
 	"strings"
@@ -13,13 +12,15 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	syncv1 "github.com/kuvryn/kuvryn-sync/apis/v1alpha1"
+	"github.com/kuvryn/kuvryn-sync/pkg/desiredstate"
 	"github.com/kuvryn/kuvryn-sync/services/sync-controller/internal/hook"
+	"github.com/kuvryn/kuvryn-sync/services/sync-controller/internal/validation"
 )
 
 // Wave returns the sync wave of obj: sync.kuvryn.io/sync-wave if set, else
 // argocd.argoproj.io/sync-wave, else 0. Only the annotation that wins is
 // read. Surrounding spaces are ignored; anything but a base-10 int32 is a
-// *ValidationError.
+// *validation.Error.
 func Wave(obj *unstructured.Unstructured) (int32, error) {
 	annotations := obj.GetAnnotations()
 	for _, key := range []string{syncv1.SyncWaveAnnotation, syncv1.ArgoSyncWaveAnnotation} {
@@ -33,7 +34,7 @@ func Wave(obj *unstructured.Unstructured) (int32, error) {
 			if numErr, ok := err.(*strconv.NumError); ok && numErr.Err == strconv.ErrRange {
 				problem = "out of the int32 range"
 			}
-			return 0, &ValidationError{Object: describe(obj), Annotation: key, Value: value, Problem: problem}
+			return 0, &validation.Error{Object: validation.Describe(obj), Annotation: key, Value: value, Problem: problem}
 		}
 		return int32(n), nil
 	}
@@ -125,16 +126,16 @@ type Groups struct {
 	PostSync []*unstructured.Unstructured
 }
 
-// Plan classifies every object with hook.Classify, drops skipped ones and
+// Order classifies every object with hook.Classify, drops skipped ones and
 // orders the rest into Groups. Inside a group objects are ordered by kind
 // order, then kind, group, namespace, name and version, so the result does
 // not depend on the order of objs. The objects are not copied.
 //
-// Plan checks every object before returning: the error, a *PlanError, lists
+// Order checks every object before returning: the error, an *OrderError, lists
 // every invalid hook or wave annotation and every object that appears more
 // than once (same group, kind, namespace and name), since a duplicate would
 // make the outcome depend on input order.
-func Plan(objs []*unstructured.Unstructured) (Groups, error) {
+func Order(objs []*unstructured.Unstructured) (Groups, error) {
 	type planned struct {
 		obj   *unstructured.Unstructured
 		stage hook.Stage
@@ -144,12 +145,12 @@ func Plan(objs []*unstructured.Unstructured) (Groups, error) {
 		items []planned
 		errs  []error
 	)
-	seen := make(map[identity]int)
+	seen := make(map[desiredstate.ObjectID]int)
 	for _, obj := range objs {
-		id := identityOf(obj)
+		id := desiredstate.IDOf(obj)
 		seen[id]++
 		if seen[id] == 2 {
-			errs = append(errs, &ValidationError{Object: describe(obj), Problem: "appears more than once in the desired state"})
+			errs = append(errs, &validation.Error{Object: validation.Describe(obj), Problem: "appears more than once in the desired state"})
 		}
 		stage, err := hook.Classify(obj)
 		if err != nil {
@@ -167,7 +168,7 @@ func Plan(objs []*unstructured.Unstructured) (Groups, error) {
 		items = append(items, planned{obj: obj, stage: stage, wave: w})
 	}
 	if len(errs) > 0 {
-		return Groups{}, &PlanError{Errs: errs}
+		return Groups{}, &OrderError{Errs: errs}
 	}
 
 	sort.Slice(items, func(i, j int) bool {
@@ -194,17 +195,6 @@ func Plan(objs []*unstructured.Unstructured) (Groups, error) {
 	return groups, nil
 }
 
-// identity is what names one object in a cluster; the version is only how
-// it is served.
-type identity struct {
-	group, kind, namespace, name string
-}
-
-func identityOf(obj *unstructured.Unstructured) identity {
-	gvk := obj.GroupVersionKind()
-	return identity{group: gvk.Group, kind: gvk.Kind, namespace: obj.GetNamespace(), name: obj.GetName()}
-}
-
 // less orders objects of one wave: kind order first, then a total order on
 // identity so that ties never depend on input order.
 func less(a, b *unstructured.Unstructured) bool {
@@ -224,11 +214,4 @@ func less(a, b *unstructured.Unstructured) bool {
 		}
 	}
 	return false
-}
-
-func describe(obj *unstructured.Unstructured) string {
-	if ns := obj.GetNamespace(); ns != "" {
-		return fmt.Sprintf("%s %s/%s", obj.GetKind(), ns, obj.GetName())
-	}
-	return fmt.Sprintf("%s %s", obj.GetKind(), obj.GetName())
 }

@@ -12,7 +12,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	syncv1 "github.com/kuvryn/kuvryn-sync/apis/v1alpha1"
-	"github.com/kuvryn/kuvryn-sync/services/sync-controller/internal/hook"
+	"github.com/kuvryn/kuvryn-sync/services/sync-controller/internal/validation"
 )
 
 func object(apiVersion, kind, namespace, name string, annotations map[string]string) *unstructured.Unstructured {
@@ -28,7 +28,7 @@ func object(apiVersion, kind, namespace, name string, annotations map[string]str
 func names(objs []*unstructured.Unstructured) []string {
 	out := make([]string, 0, len(objs))
 	for _, obj := range objs {
-		out = append(out, describe(obj))
+		out = append(out, validation.Describe(obj))
 	}
 	return out
 }
@@ -93,9 +93,9 @@ func TestWave_NonIntegerFailsValidation(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			_, err := Wave(object("v1", "ConfigMap", "payments", "settings", tt.annotations))
-			var verr *ValidationError
+			var verr *validation.Error
 			if !errors.As(err, &verr) {
-				t.Fatalf("Wave() error = %v, want a *ValidationError", err)
+				t.Fatalf("Wave() error = %v, want a *validation.Error", err)
 			}
 			if verr.Reason() != syncv1.ReasonValidationFailure {
 				t.Errorf("Reason() = %q, want %q", verr.Reason(), syncv1.ReasonValidationFailure)
@@ -193,7 +193,7 @@ func TestKindOrder_MatchesGroupAndIgnoresVersion(t *testing.T) {
 	}
 }
 
-// rollout is a desired state touching every rule Plan applies.
+// rollout is a desired state touching every rule Order applies.
 func rollout() []*unstructured.Unstructured {
 	pre := map[string]string{syncv1.HookAnnotation: "pre-sync"}
 	return []*unstructured.Unstructured{
@@ -221,10 +221,10 @@ func rollout() []*unstructured.Unstructured {
 	}
 }
 
-func TestPlan_OrdersHooksWavesAndKinds(t *testing.T) {
-	groups, err := Plan(rollout())
+func TestOrder_OrdersHooksWavesAndKinds(t *testing.T) {
+	groups, err := Order(rollout())
 	if err != nil {
-		t.Fatalf("Plan() error = %v", err)
+		t.Fatalf("Order() error = %v", err)
 	}
 	type wave struct {
 		Wave    int32
@@ -275,50 +275,50 @@ func TestPlan_OrdersHooksWavesAndKinds(t *testing.T) {
 	}
 }
 
-func TestPlan_OutputDoesNotDependOnInputOrder(t *testing.T) {
-	want, err := Plan(rollout())
+func TestOrder_OutputDoesNotDependOnInputOrder(t *testing.T) {
+	want, err := Order(rollout())
 	if err != nil {
-		t.Fatalf("Plan() error = %v", err)
+		t.Fatalf("Order() error = %v", err)
 	}
 	for seed := int64(1); seed <= 50; seed++ {
 		objs := rollout()
 		rand.New(rand.NewSource(seed)).Shuffle(len(objs), func(i, j int) { objs[i], objs[j] = objs[j], objs[i] })
-		got, err := Plan(objs)
+		got, err := Order(objs)
 		if err != nil {
-			t.Fatalf("seed %d: Plan() error = %v", seed, err)
+			t.Fatalf("seed %d: Order() error = %v", seed, err)
 		}
 		if !reflect.DeepEqual(got, want) {
-			t.Fatalf("seed %d: Plan() = %v, want %v", seed, got, want)
+			t.Fatalf("seed %d: Order() = %v, want %v", seed, got, want)
 		}
 	}
 }
 
-func TestPlan_GroupBreaksTiesBetweenObjectsOfOneKindAndName(t *testing.T) {
+func TestOrder_GroupBreaksTiesBetweenObjectsOfOneKindAndName(t *testing.T) {
 	objs := []*unstructured.Unstructured{
 		object("b.example.com/v1", "Widget", "payments", "w", nil),
 		object("a.example.com/v1", "Widget", "payments", "w", nil),
 	}
-	groups, err := Plan(objs)
+	groups, err := Order(objs)
 	if err != nil {
-		t.Fatalf("Plan() error = %v", err)
+		t.Fatalf("Order() error = %v", err)
 	}
 	got := groups.Waves[0].Objects
 	if got[0].GetAPIVersion() != "a.example.com/v1" || got[1].GetAPIVersion() != "b.example.com/v1" {
-		t.Errorf("Plan() order = %s, %s; want a.example.com before b.example.com", got[0].GetAPIVersion(), got[1].GetAPIVersion())
+		t.Errorf("Order() order = %s, %s; want a.example.com before b.example.com", got[0].GetAPIVersion(), got[1].GetAPIVersion())
 	}
 }
 
-func TestPlan_EmptyDesiredStateHasNoGroups(t *testing.T) {
-	groups, err := Plan(nil)
+func TestOrder_EmptyDesiredStateHasNoGroups(t *testing.T) {
+	groups, err := Order(nil)
 	if err != nil {
-		t.Fatalf("Plan() error = %v", err)
+		t.Fatalf("Order() error = %v", err)
 	}
 	if !reflect.DeepEqual(groups, Groups{}) {
-		t.Errorf("Plan(nil) = %v, want no groups", groups)
+		t.Errorf("Order(nil) = %v, want no groups", groups)
 	}
 }
 
-func TestPlan_ReportsEveryInvalidObject(t *testing.T) {
+func TestOrder_ReportsEveryInvalidObject(t *testing.T) {
 	objs := append(rollout(),
 		object("batch/v1", "Job", "payments", "typo", map[string]string{syncv1.HookAnnotation: "pre-synk"}),
 		object("v1", "ConfigMap", "payments", "bad-wave", map[string]string{syncv1.SyncWaveAnnotation: "first"}),
@@ -328,15 +328,15 @@ func TestPlan_ReportsEveryInvalidObject(t *testing.T) {
 		object("autoscaling/v2", "HorizontalPodAutoscaler", "payments", "api", nil),
 		object("v1", "Pod", "payments", "skipped-bad-wave", map[string]string{syncv1.HookAnnotation: "skip", syncv1.SyncWaveAnnotation: "x"}),
 	)
-	_, err := Plan(objs)
-	var perr *PlanError
+	_, err := Order(objs)
+	var perr *OrderError
 	if !errors.As(err, &perr) {
-		t.Fatalf("Plan() error = %v, want a *PlanError", err)
+		t.Fatalf("Order() error = %v, want a *OrderError", err)
 	}
 	if perr.Reason() != syncv1.ReasonValidationFailure {
 		t.Errorf("Reason() = %q, want %q", perr.Reason(), syncv1.ReasonValidationFailure)
 	}
-	var herr *hook.ValidationError
+	var herr *validation.Error
 	if !errors.As(err, &herr) {
 		t.Errorf("errors.As() does not reach the hook errors inside %v", err)
 	}
@@ -345,14 +345,14 @@ func TestPlan_ReportsEveryInvalidObject(t *testing.T) {
 		target any
 		object string
 	}{
-		{"unknown hook value", new(*hook.ValidationError), "Job payments/typo"},
-		{"non-integer wave", new(*ValidationError), "ConfigMap payments/bad-wave"},
-		{"conflicting hook stages", new(*hook.ValidationError), "Job payments/torn"},
-		{"duplicate object", new(*ValidationError), "Deployment payments/api"},
-		{"duplicate object served from another version", new(*ValidationError), "HorizontalPodAutoscaler payments/api"},
+		{"unknown hook value", new(*validation.Error), "Job payments/typo"},
+		{"non-integer wave", new(*validation.Error), "ConfigMap payments/bad-wave"},
+		{"conflicting hook stages", new(*validation.Error), "Job payments/torn"},
+		{"duplicate object", new(*validation.Error), "Deployment payments/api"},
+		{"duplicate object served from another version", new(*validation.Error), "HorizontalPodAutoscaler payments/api"},
 	}
 	if len(perr.Errs) != len(tests) {
-		t.Errorf("Plan() reported %d errors, want %d: %v", len(perr.Errs), len(tests), perr.Errs)
+		t.Errorf("Order() reported %d errors, want %d: %v", len(perr.Errs), len(tests), perr.Errs)
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -372,7 +372,7 @@ func TestPlan_ReportsEveryInvalidObject(t *testing.T) {
 	}
 }
 
-func TestPlanError_MessageIsBounded(t *testing.T) {
+func TestOrderError_MessageIsBounded(t *testing.T) {
 	tests := []struct {
 		name    string
 		objects int
@@ -390,9 +390,9 @@ func TestPlanError_MessageIsBounded(t *testing.T) {
 				name := fmt.Sprintf("%0*d", tt.nameLen, i)
 				objs = append(objs, object("v1", "ConfigMap", "payments", name, map[string]string{syncv1.SyncWaveAnnotation: "x"}))
 			}
-			_, err := Plan(objs)
+			_, err := Order(objs)
 			if err == nil {
-				t.Fatal("Plan() error = nil")
+				t.Fatal("Order() error = nil")
 			}
 			if n := len(err.Error()); n > syncv1.MaxMessageBytes {
 				t.Errorf("message is %d bytes, want at most %d", n, syncv1.MaxMessageBytes)

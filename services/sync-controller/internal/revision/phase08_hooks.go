@@ -2,7 +2,6 @@ package revision
 
 import (
 	"context"
-	"errors"
 	"fmt"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -16,7 +15,8 @@ import (
 )
 
 // runHooks runs the hooks of one stage, a wave of hooks at a time, and
-// proceeds once all have succeeded. A hook's state lives in status.hooks:
+// proceeds once all have succeeded; it is phase 8 for pre-sync hooks and
+// phase 11 for post-sync ones. A hook's state lives in status.hooks:
 // Pending hooks are created (or, if this attempt already created them
 // before a restart, adopted) and become Running with their UID; Running
 // hooks are watched until they succeed or fail. A Succeeded hook is never
@@ -32,19 +32,15 @@ func (r *Reconciler) runHooks(stage hook.Stage) func(context.Context, *rollout) 
 		if err != nil {
 			return halt, err
 		}
-		for _, group := range hookWaves(ds.hooks(stage)) {
-			done, f, err := r.runHookGroup(ctx, ro, stage, group)
-			if errors.Is(err, errRecordedFailure) {
-				return proceed, nil
-			}
-			if err != nil {
+		for _, group := range hookWaves(ds.Hooks(stage)) {
+			done, err := r.runHookGroup(ctx, ro, stage, group)
+			switch {
+			case err != nil:
 				return halt, err
-			}
-			if f != nil {
-				ro.failRollout(f)
+			case !ro.rolling():
+				// A hook of the group failed the rollout.
 				return proceed, nil
-			}
-			if !done {
+			case !done:
 				return waitFor(pollInterval), nil
 			}
 		}
@@ -53,25 +49,27 @@ func (r *Reconciler) runHooks(stage hook.Stage) func(context.Context, *rollout) 
 }
 
 // runHookGroup advances every hook of one wave; done is true once all
-// succeeded. The end of a hook is recorded before its finalizer is removed,
-// so a TTL can delete it from then on.
-func (r *Reconciler) runHookGroup(ctx context.Context, ro *rollout, stage hook.Stage, hooks []*unstructured.Unstructured) (bool, *failure, error) {
+// succeeded. A hook that failed fails the rollout. The end of a hook is
+// checkpointed before its finalizer is removed, so a TTL can delete it from
+// then on.
+func (r *Reconciler) runHookGroup(ctx context.Context, ro *rollout, stage hook.Stage, hooks []*unstructured.Unstructured) (bool, error) {
 	done := true
 	var finished []*unstructured.Unstructured
 	var failed *failure
 	for _, obj := range hooks {
 		st := ro.hookStatus(obj)
 		if st == nil {
-			return false, nil, fmt.Errorf("%s hook %s has no entry in status.hooks of attempt %d", stage, idOf(obj), ro.rev.Status.Attempt)
+			return false, fmt.Errorf("%s hook %s has no entry in status.hooks of attempt %d", stage, idOf(obj), ro.rev.Status.Attempt)
 		}
-		f, live, err := r.advanceHook(ctx, ro, stage, obj, st)
-		if err != nil {
-			return false, nil, err
+		live, err := r.advanceHook(ctx, ro, stage, obj, st)
+		f, isFailure := asFailure(err)
+		if err != nil && !isFailure {
+			return false, err
 		}
-		if live != nil && controllerutil.ContainsFinalizer(live, hookFinalizer) {
+		if live != nil && controllerutil.ContainsFinalizer(live, syncv1.HookFinalizer) {
 			finished = append(finished, live)
 		}
-		if f != nil {
+		if isFailure {
 			failed = f
 			break
 		}
@@ -79,60 +77,57 @@ func (r *Reconciler) runHookGroup(ctx context.Context, ro *rollout, stage hook.S
 			done = false
 		}
 	}
+	if failed != nil {
+		ro.fail(inRollout, failed)
+	}
 	if len(finished) > 0 {
-		if failed != nil {
-			ro.failRollout(failed)
-		}
-		if err := r.record(ctx, ro); err != nil {
-			return false, nil, err
+		if err := r.checkpoint(ctx, ro); err != nil {
+			return false, err
 		}
 		for _, live := range finished {
 			if err := releaseHook(ctx, ro.client, live); err != nil {
-				return false, nil, err
+				return false, err
 			}
 		}
-		if failed != nil {
-			return false, nil, errRecordedFailure
-		}
 	}
-	return done, failed, nil
+	return done && failed == nil, nil
 }
 
 // advanceHook moves one hook on from the state status.hooks records. It
 // returns the live object of a hook that has ended, for its finalizer to
-// be released.
-func (r *Reconciler) advanceHook(ctx context.Context, ro *rollout, stage hook.Stage, obj *unstructured.Unstructured, st *syncv1.HookStatus) (*failure, *unstructured.Unstructured, error) {
+// be released, and a failure when the hook failed.
+func (r *Reconciler) advanceHook(ctx context.Context, ro *rollout, stage hook.Stage, obj *unstructured.Unstructured, st *syncv1.HookStatus) (*unstructured.Unstructured, error) {
 	hookFailed := func(format string, args ...any) *failure {
 		st.State = syncv1.HookFailed
 		st.Message = ssa.Truncate(fmt.Sprintf(format, args...))
 		return &failure{reason: syncv1.ReasonHookFailed, message: fmt.Sprintf("%s hook %s: %s", stage, idOf(obj), st.Message)}
 	}
 	if st.State == syncv1.HookFailed {
-		return hookFailed("%s", st.Message), nil, nil
+		return nil, hookFailed("%s", st.Message)
 	}
 	live, err := getLive(ctx, ro.client, obj)
 	if err != nil {
 		if f, ok := asFailure(err); ok {
-			return hookFailed("%s", f.message), nil, nil
+			return nil, hookFailed("%s", f.message)
 		}
-		return nil, nil, err
+		return nil, err
 	}
 	switch st.State {
 	case syncv1.HookSucceeded:
 		// Never run again; only a finalizer left by a restart is released.
 		if live == nil || string(live.GetUID()) != st.UID {
-			return nil, nil, nil
+			return nil, nil
 		}
-		return nil, live, nil
+		return live, nil
 	case syncv1.HookPending:
 		if live == nil {
 			// The previous attempt's object was deleted when this one
 			// started, so whatever exists now this attempt created.
 			if live, err = applyObject(ctx, ro.client, withHookFinalizer(obj), false, syncv1.ReasonHookFailed); err != nil {
 				if f, ok := asFailure(err); ok {
-					return hookFailed("could not be created: %s", f.message), nil, nil
+					return nil, hookFailed("could not be created: %s", f.message)
 				}
-				return nil, nil, err
+				return nil, err
 			}
 			ro.normal(syncv1.ReasonProgressing, actionHook, "created %s hook %s for Revision %s attempt %d",
 				stage, idOf(obj), ro.rev.Name, ro.rev.Status.Attempt)
@@ -141,28 +136,25 @@ func (r *Reconciler) advanceHook(ctx context.Context, ro *rollout, stage hook.St
 		st.State = syncv1.HookRunning
 		st.Message = ""
 		ro.addInventory(obj)
-		return nil, nil, nil
+		return nil, nil
 	}
 	// Running.
 	if live == nil || string(live.GetUID()) != st.UID {
-		return hookFailed("deleted while running"), nil, nil
+		return nil, hookFailed("deleted while running")
 	}
 	res := health.Hook(live)
 	st.Message = ssa.Truncate(res.Message)
 	switch {
 	case res.State == syncv1.HookSucceeded:
 		st.State = syncv1.HookSucceeded
-		return nil, live, nil
+		return live, nil
 	case res.State == syncv1.HookFailed:
-		return hookFailed("%s", res.Message), live, nil
+		return live, hookFailed("%s", res.Message)
 	case live.GetDeletionTimestamp() != nil:
-		return hookFailed("deleted while running"), live, nil
+		return live, hookFailed("deleted while running")
 	}
-	return nil, nil, nil
+	return nil, nil
 }
-
-// errRecordedFailure says a failure was already recorded and its hooks released.
-var errRecordedFailure = errors.New("failure recorded")
 
 // hookWaves splits hooks, already in apply order, into runs of one sync wave.
 func hookWaves(hooks []*unstructured.Unstructured) [][]*unstructured.Unstructured {

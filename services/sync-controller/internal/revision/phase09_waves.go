@@ -9,15 +9,16 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	syncv1 "github.com/kuvryn/kuvryn-sync/apis/v1alpha1"
+	"github.com/kuvryn/kuvryn-sync/services/sync-controller/internal/desired"
 	"github.com/kuvryn/kuvryn-sync/services/sync-controller/internal/health"
 	"github.com/kuvryn/kuvryn-sync/services/sync-controller/internal/wave"
 )
 
 // applyWaves applies the sync waves in ascending order and waits for every
 // object of a wave to be Healthy before the next. A Pending wave's objects
-// are added to the inventory and recorded first, so prune knows about them
-// even if the controller stops mid-apply; they are then applied in kind
-// order and the wave becomes Applying. A wave found Applying is only
+// are added to the inventory and checkpointed first, so prune knows about
+// them even if the controller stops mid-apply; they are then applied in kind
+// order and the wave is checkpointed Applying. A wave found Applying is only
 // watched, never applied again, unless one of its objects has vanished.
 func (r *Reconciler) applyWaves(ctx context.Context, ro *rollout) (step, error) {
 	if !ro.rolling() {
@@ -27,7 +28,7 @@ func (r *Reconciler) applyWaves(ctx context.Context, ro *rollout) (step, error) 
 	if err != nil {
 		return halt, err
 	}
-	for _, g := range ds.groups.Waves {
+	for _, g := range ds.Groups.Waves {
 		ws := ro.waveStatus(g.Wave)
 		if ws == nil {
 			return halt, fmt.Errorf("wave %d has no entry in status.waves of attempt %d", g.Wave, ro.rev.Status.Attempt)
@@ -37,13 +38,13 @@ func (r *Reconciler) applyWaves(ctx context.Context, ro *rollout) (step, error) 
 		}
 		if ws.State == syncv1.WavePending {
 			if ro.addInventory(g.Objects...) {
-				if err := r.record(ctx, ro); err != nil {
+				if err := r.checkpoint(ctx, ro); err != nil {
 					return halt, err
 				}
 			}
-			s, f, err := r.applyWave(ctx, ro, ds, g)
-			if f != nil {
-				ro.failRollout(f)
+			s, err := r.applyWave(ctx, ro, ds, g)
+			if f, ok := asFailure(err); ok {
+				ro.fail(inRollout, f)
 				return proceed, nil
 			}
 			if err != nil || !s.next {
@@ -52,17 +53,17 @@ func (r *Reconciler) applyWaves(ctx context.Context, ro *rollout) (step, error) 
 			ws.State = syncv1.WaveApplying
 			ro.setRevCondition(syncv1.ConditionRolloutComplete, metav1.ConditionFalse, syncv1.ReasonProgressing,
 				fmt.Sprintf("attempt %d: applied wave %d (%d object(s)), waiting for it to be Healthy", ro.rev.Status.Attempt, g.Wave, len(g.Objects)))
-			if err := r.record(ctx, ro); err != nil {
+			if err := r.checkpoint(ctx, ro); err != nil {
 				return halt, err
 			}
 		}
-		ready, f, err := r.waveHealthy(ctx, ro, g)
+		ready, err := r.waveHealthy(ctx, ro, g)
+		if f, ok := asFailure(err); ok {
+			ro.fail(inRollout, f)
+			return proceed, nil
+		}
 		if err != nil {
 			return halt, err
-		}
-		if f != nil {
-			ro.failRollout(f)
-			return proceed, nil
 		}
 		if !ready {
 			return waitFor(pollInterval), nil
@@ -73,53 +74,53 @@ func (r *Reconciler) applyWaves(ctx context.Context, ro *rollout) (step, error) 
 }
 
 // applyWave server-side applies every object of a wave, in kind order, and
-// stops at the first one refused.
-func (r *Reconciler) applyWave(ctx context.Context, ro *rollout, ds *desiredState, g wave.Group) (step, *failure, error) {
+// stops at the first one refused, with a failure.
+func (r *Reconciler) applyWave(ctx context.Context, ro *rollout, ds *desired.State, g wave.Group) (step, error) {
 	for _, obj := range g.Objects {
 		live, err := applyObject(ctx, ro.client, obj, false, syncv1.ReasonApplyFailed)
 		if err == nil {
 			ro.observe(live)
 			continue
 		}
-		if errors.Is(err, errKindNotServed) && ds.newKinds[obj.GroupVersionKind().GroupKind()] {
+		if errors.Is(err, errKindNotServed) && ds.NewKinds[obj.GroupVersionKind().GroupKind()] {
 			// Its CustomResourceDefinition was applied but is not served yet.
 			ro.setRevCondition(syncv1.ConditionRolloutComplete, metav1.ConditionFalse, syncv1.ReasonProgressing,
 				fmt.Sprintf("attempt %d: wave %d: waiting for kind %s to be served before applying %s",
 					ro.rev.Status.Attempt, g.Wave, obj.GroupVersionKind().GroupKind(), idOf(obj)))
-			return waitFor(pollInterval), nil, nil
+			return waitFor(pollInterval), nil
 		}
 		if f, ok := asFailure(err); ok {
-			return halt, &failure{reason: f.reason, message: fmt.Sprintf("wave %d: %s", g.Wave, f.message)}, nil
+			return halt, &failure{reason: f.reason, message: fmt.Sprintf("wave %d: %s", g.Wave, f.message)}
 		}
-		return halt, nil, err
+		return halt, err
 	}
-	return proceed, nil, nil
+	return proceed, nil
 }
 
 // waveHealthy reads every object of a wave and reports whether all are
-// Healthy. A Degraded object fails the rollout with HealthFailure. A
-// vanished object sends the wave back to Pending, to be applied again.
-func (r *Reconciler) waveHealthy(ctx context.Context, ro *rollout, g wave.Group) (bool, *failure, error) {
+// Healthy. A Degraded object is a failure with HealthFailure. A vanished
+// object sends the wave back to Pending, to be applied again.
+func (r *Reconciler) waveHealthy(ctx context.Context, ro *rollout, g wave.Group) (bool, error) {
 	var waiting *unstructured.Unstructured
 	var waitingFor string
 	for _, obj := range g.Objects {
 		live, err := ro.current(ctx, obj)
 		if err != nil {
 			if f, ok := asFailure(err); ok {
-				return false, &failure{reason: f.reason, message: fmt.Sprintf("wave %d: %s", g.Wave, f.message)}, nil
+				return false, &failure{reason: f.reason, message: fmt.Sprintf("wave %d: %s", g.Wave, f.message)}
 			}
-			return false, nil, err
+			return false, err
 		}
 		if live == nil {
 			ro.waveStatus(g.Wave).State = syncv1.WavePending
-			return false, nil, nil
+			return false, nil
 		}
 		res := health.Of(live)
 		switch res.State {
 		case syncv1.HealthHealthy:
 		case syncv1.HealthDegraded:
 			return false, &failure{reason: syncv1.ReasonHealthFailure, message: fmt.Sprintf(
-				"wave %d: %s is Degraded: %s", g.Wave, idOf(obj), res.Message)}, nil
+				"wave %d: %s is Degraded: %s", g.Wave, idOf(obj), res.Message)}
 		default:
 			if waiting == nil {
 				waiting, waitingFor = obj, res.Message
@@ -129,7 +130,7 @@ func (r *Reconciler) waveHealthy(ctx context.Context, ro *rollout, g wave.Group)
 	if waiting != nil {
 		ro.setRevCondition(syncv1.ConditionRolloutComplete, metav1.ConditionFalse, syncv1.ReasonProgressing,
 			fmt.Sprintf("attempt %d: wave %d: waiting for %s: %s", ro.rev.Status.Attempt, g.Wave, idOf(waiting), waitingFor))
-		return false, nil, nil
+		return false, nil
 	}
-	return true, nil, nil
+	return true, nil
 }

@@ -12,6 +12,30 @@ import (
 	syncv1 "github.com/kuvryn/kuvryn-sync/apis/v1alpha1"
 )
 
+// resolveTarget reads the Revision this reconcile works on (see target)
+// and stops the pass while there is none.
+func (r *Reconciler) resolveTarget(ctx context.Context, ro *rollout) (step, error) {
+	name, err := r.target(ctx, ro)
+	if err != nil || name == "" {
+		return halt, err
+	}
+	rev := &syncv1.Revision{}
+	if err := r.APIReader.Get(ctx, types.NamespacedName{Namespace: ro.app.Namespace, Name: name}, rev); err != nil {
+		if apierrors.IsNotFound(err) {
+			// The Revision watch brings the Application back once it exists.
+			r.log(ctx).Info("desired Revision not found yet", "revision", name)
+			return halt, nil
+		}
+		return halt, fmt.Errorf("reading desired Revision %s/%s: %w", ro.app.Namespace, name, err)
+	}
+	if rev.Spec.ApplicationName != ro.app.Name {
+		return halt, fmt.Errorf("Revision %s/%s belongs to Application %q, not %q",
+			rev.Namespace, rev.Name, rev.Spec.ApplicationName, ro.app.Name)
+	}
+	ro.setRevision(rev)
+	return proceed, nil
+}
+
 // target names the Revision this reconcile works on: the desired one, or
 // the target of a rollback request. A rollback request the webhook recorded
 // is acted on once, as its own approval, while the target's desired state is

@@ -30,7 +30,7 @@ func (r *Reconciler) prune(ctx context.Context, ro *rollout) (step, error) {
 	stale, err := r.pruneCandidates(ctx, ro, ds)
 	if err != nil {
 		if f, ok := asFailure(err); ok {
-			ro.failRollout(&failure{reason: f.reason, message: "prune: " + f.message})
+			ro.fail(inRollout, &failure{reason: f.reason, message: "prune: " + f.message})
 			return proceed, nil
 		}
 		return halt, err
@@ -55,8 +55,8 @@ func (r *Reconciler) prune(ctx context.Context, ro *rollout) (step, error) {
 		if err == nil {
 			continue
 		}
-		if f, ok := asFailure(classify(live, "prune", err, syncv1.ReasonApplyFailed)); ok {
-			ro.failRollout(f)
+		if f, ok := asFailure(failureOf(live, "prune", err, syncv1.ReasonApplyFailed)); ok {
+			ro.fail(inRollout, f)
 			return proceed, nil
 		}
 		return halt, fmt.Errorf("pruning %s: %w", idOf(live), err)

@@ -9,31 +9,27 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
+
+	syncv1 "github.com/kuvryn/kuvryn-sync/apis/v1alpha1"
 )
 
-// hookFinalizer keeps a hook object until the rollout has read how it
-// ended. Without it, ttlSecondsAfterFinished: 0 can delete a finished Job
-// before the controller sees it finish, and a succeeded hook would look
-// deleted while running.
-const hookFinalizer = "sync.kuvryn.io/hook-finalizer"
-
-// withHookFinalizer returns a copy of a hook object that carries hookFinalizer.
+// withHookFinalizer returns a copy of a hook object that carries syncv1.HookFinalizer.
 func withHookFinalizer(obj *unstructured.Unstructured) *unstructured.Unstructured {
 	out := obj.DeepCopy()
-	controllerutil.AddFinalizer(out, hookFinalizer)
+	controllerutil.AddFinalizer(out, syncv1.HookFinalizer)
 	return out
 }
 
-// releaseHook removes hookFinalizer from a live hook object, so a deletion
+// releaseHook removes syncv1.HookFinalizer from a live hook object, so a deletion
 // under way can finish.
 func releaseHook(ctx context.Context, c client.Client, live *unstructured.Unstructured) error {
-	if !controllerutil.ContainsFinalizer(live, hookFinalizer) {
+	if !controllerutil.ContainsFinalizer(live, syncv1.HookFinalizer) {
 		return nil
 	}
 	patch := client.MergeFromWithOptions(live.DeepCopy(), client.MergeFromWithOptimisticLock{})
-	controllerutil.RemoveFinalizer(live, hookFinalizer)
+	controllerutil.RemoveFinalizer(live, syncv1.HookFinalizer)
 	if err := c.Patch(ctx, live, patch); err != nil && !apierrors.IsNotFound(err) {
-		return fmt.Errorf("removing finalizer %s from %s: %w", hookFinalizer, idOf(live), err)
+		return fmt.Errorf("removing finalizer %s from %s: %w", syncv1.HookFinalizer, idOf(live), err)
 	}
 	return nil
 }
@@ -46,7 +42,7 @@ func deleteObject(ctx context.Context, c client.Client, live *unstructured.Unstr
 	if apierrors.IsNotFound(err) || apierrors.IsConflict(err) {
 		return nil
 	}
-	if err != nil || !controllerutil.ContainsFinalizer(live, hookFinalizer) {
+	if err != nil || !controllerutil.ContainsFinalizer(live, syncv1.HookFinalizer) {
 		return err
 	}
 	fresh, err := getLive(ctx, c, live)

@@ -119,10 +119,10 @@ func (w *driftWatches) forget(gvk schema.GroupVersionKind) {
 // ensureWatches asks, with a SelfSubjectAccessReview per verb, whether the
 // controller may list and watch each due kind across namespaces, and
 // watches the metadata of those it may.
-func (r *Reconciler) ensureWatches(ctx context.Context, ro *rollout) error {
+func (r *Reconciler) ensureWatches(ctx context.Context, ro *rollout) (step, error) {
 	w := r.watches
 	if w == nil || ro.rev == nil || ro.rev.Status.Inventory == nil {
-		return nil
+		return proceed, nil
 	}
 	hooks := map[objectID]bool{}
 	if ro.rev.Status.Hooks != nil {
@@ -151,7 +151,7 @@ func (r *Reconciler) ensureWatches(ctx context.Context, ro *rollout) error {
 		allowed, err := r.mayListAndWatch(ctx, gvk)
 		if err != nil {
 			w.forget(gvk)
-			return err
+			return halt, err
 		}
 		if !allowed {
 			r.log(ctx).Info("not watching kind for drift: the controller may not list and watch it; it is re-checked every --drift-resync-interval",
@@ -159,10 +159,10 @@ func (r *Reconciler) ensureWatches(ctx context.Context, ro *rollout) error {
 			continue
 		}
 		if err := w.watch(gvk); err != nil {
-			return err
+			return halt, err
 		}
 	}
-	return nil
+	return proceed, nil
 }
 
 // mayListAndWatch asks the API server whether the controller may list and

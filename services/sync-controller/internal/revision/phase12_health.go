@@ -30,14 +30,14 @@ func (r *Reconciler) completeRollout(ctx context.Context, ro *rollout) (step, er
 	if err != nil {
 		return halt, err
 	}
-	state, culprit, err := r.healthOf(ctx, ro, ds.waveObjects())
+	state, culprit, err := r.healthOf(ctx, ro, ds.WaveObjects())
 	if err != nil {
 		return halt, err
 	}
 	switch state {
 	case syncv1.HealthHealthy:
 	case syncv1.HealthDegraded:
-		ro.failRollout(&failure{reason: syncv1.ReasonHealthFailure, message: culprit})
+		ro.fail(inRollout, &failure{reason: syncv1.ReasonHealthFailure, message: culprit})
 		return proceed, nil
 	default:
 		ro.setRevCondition(syncv1.ConditionRolloutComplete, metav1.ConditionFalse, syncv1.ReasonProgressing,
@@ -79,7 +79,7 @@ func (r *Reconciler) checkHealth(ctx context.Context, ro *rollout) (step, error)
 		if err != nil {
 			continue
 		}
-		if _, isHook := ds.stages[idOf(obj)]; !isHook {
+		if _, isHook := ds.Stages[idOf(obj)]; !isHook {
 			objs = append(objs, obj)
 		}
 	}

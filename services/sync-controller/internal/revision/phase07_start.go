@@ -32,7 +32,7 @@ func (r *Reconciler) startRollout(ctx context.Context, ro *rollout) (step, error
 	gone := true
 	resuming := ro.resumesFailedAttempt()
 	for _, stage := range hookStages {
-		for _, obj := range ds.hooks(stage) {
+		for _, obj := range ds.Hooks(stage) {
 			if prev := ro.hookStatus(obj); resuming && prev != nil && prev.State == syncv1.HookSucceeded {
 				hooks = append(hooks, *prev)
 				continue
@@ -41,7 +41,8 @@ func (r *Reconciler) startRollout(ctx context.Context, ro *rollout) (step, error
 			live, err := getLive(ctx, ro.client, obj)
 			if err != nil {
 				if f, ok := asFailure(err); ok {
-					return r.failStart(ro, f)
+					ro.fail(atStart, f)
+					return halt, nil
 				}
 				return halt, err
 			}
@@ -50,14 +51,16 @@ func (r *Reconciler) startRollout(ctx context.Context, ro *rollout) (step, error
 			}
 			gone = false
 			if owner := ro.ownedByAnother(live); owner != "" {
-				return r.failStart(ro, &failure{reason: syncv1.ReasonApplyConflict, message: fmt.Sprintf(
+				ro.fail(atStart, &failure{reason: syncv1.ReasonApplyConflict, message: fmt.Sprintf(
 					"%s hook %s belongs to Application %s (annotation %s); an object is managed by one Application only",
 					stage, idOf(obj), owner, syncv1.OwnedByAnnotation)})
+				return halt, nil
 			}
 			if !managedBySync(live) {
-				return r.failStart(ro, &failure{reason: syncv1.ReasonHookFailed, message: fmt.Sprintf(
+				ro.fail(atStart, &failure{reason: syncv1.ReasonHookFailed, message: fmt.Sprintf(
 					"%s hook %s: an object of that name exists that Kuvryn Sync did not create; a hook must be created by the rollout",
 					stage, idOf(obj))})
+				return halt, nil
 			}
 			if live.GetDeletionTimestamp() != nil {
 				if err := releaseHook(ctx, ro.client, live); err != nil {
@@ -66,8 +69,9 @@ func (r *Reconciler) startRollout(ctx context.Context, ro *rollout) (step, error
 				continue
 			}
 			if err := deleteObject(ctx, ro.client, live); err != nil {
-				if f, ok := asFailure(classify(obj, "delete previous hook", err, syncv1.ReasonHookFailed)); ok {
-					return r.failStart(ro, f)
+				if f, ok := asFailure(failureOf(obj, "delete previous hook", err, syncv1.ReasonHookFailed)); ok {
+					ro.fail(atStart, f)
+					return halt, nil
 				}
 				return halt, fmt.Errorf("deleting previous hook %s: %w", idOf(obj), err)
 			}
@@ -97,7 +101,7 @@ func (r *Reconciler) startRollout(ctx context.Context, ro *rollout) (step, error
 		st.Hooks = &syncv1.HookList{Items: hooks}
 	}
 	st.Waves = nil
-	for _, g := range ds.groups.Waves {
+	for _, g := range ds.Groups.Waves {
 		st.Waves = append(st.Waves, syncv1.WaveStatus{Wave: g.Wave, State: syncv1.WavePending, Objects: int32(len(g.Objects))})
 	}
 	st.Inventory = nil
@@ -105,7 +109,7 @@ func (r *Reconciler) startRollout(ctx context.Context, ro *rollout) (step, error
 	meta.RemoveStatusCondition(&st.Conditions, syncv1.ConditionHealthy)
 	ro.setRevCondition(syncv1.ConditionRolloutComplete, metav1.ConditionFalse, syncv1.ReasonProgressing,
 		fmt.Sprintf("attempt %d: %d pre-sync hook(s), %d wave(s), prune, %d post-sync hook(s)",
-			st.Attempt, len(ds.groups.PreSync), len(ds.groups.Waves), len(ds.groups.PostSync)))
+			st.Attempt, len(ds.Groups.PreSync), len(ds.Groups.Waves), len(ds.Groups.PostSync)))
 	ro.startHistory()
 	ro.app.Status.Health = syncv1.HealthProgressing
 	ro.normal(syncv1.ReasonProgressing, actionRollout, "rolling out Revision %s, attempt %d, %s",
@@ -118,15 +122,6 @@ func (r *Reconciler) startRollout(ctx context.Context, ro *rollout) (step, error
 func (ro *rollout) resumesFailedAttempt() bool {
 	h := ro.app.Status.History
 	return len(h) > 0 && h[0].Revision == ro.rev.Name && h[0].Result == syncv1.PhaseFailed
-}
-
-// failStart fails a Revision whose attempt could not begin.
-func (r *Reconciler) failStart(ro *rollout, f *failure) (step, error) {
-	ro.rev.Status.Phase = syncv1.PhaseFailed
-	if ro.setRevCondition(syncv1.ConditionRolloutComplete, metav1.ConditionFalse, f.reason, f.message) {
-		ro.warning(f.reason, actionRollout, "Revision %s: %s", ro.rev.Name, f.message)
-	}
-	return halt, nil
 }
 
 func ptrTo[T any](v T) *T { return &v }

@@ -3,6 +3,12 @@
 // to, runs pre-sync hooks, applies the sync waves, prunes, runs post-sync
 // hooks and assesses health, recording every step in the Revision's status
 // so that a restarted controller resumes where the last one stopped.
+//
+// Reconcile builds a rollout (rollout.go) and runs the phases listed in
+// phases, in order. Phase NN of the lifecycle lives in phaseNN_<name>.go,
+// so the file list reads as the lifecycle; 13, after assessing health, is
+// diagnosis's. Status is recorded after every phase and at the checkpoints
+// (checkpoint.go); a Revision fails only through rollout.fail (failure.go).
 package revision
 
 import (
@@ -13,10 +19,7 @@ import (
 	"time"
 
 	"github.com/go-logr/logr"
-	corev1 "k8s.io/api/core/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/tools/events"
 	"k8s.io/client-go/util/workqueue"
@@ -30,7 +33,6 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	syncv1 "github.com/kuvryn/kuvryn-sync/apis/v1alpha1"
-	"github.com/kuvryn/kuvryn-sync/pkg/ssa"
 	"github.com/kuvryn/kuvryn-sync/pkg/tracing"
 	"github.com/kuvryn/kuvryn-sync/services/sync-controller/internal/hook"
 	"github.com/kuvryn/kuvryn-sync/services/sync-controller/internal/impersonate"
@@ -181,45 +183,32 @@ func applicationOfRevision(obj client.Object) (reconcile.Request, bool) {
 	return reconcile.Request{NamespacedName: types.NamespacedName{Namespace: rev.Namespace, Name: name}}, true
 }
 
-// step is what a phase tells the reconcile loop: go on to the next phase,
-// or stop this pass, looking again after requeueAfter if it is set.
-type step struct {
-	next         bool
-	requeueAfter time.Duration
-}
-
-var (
-	proceed = step{next: true}
-	halt    = step{}
-)
-
-func waitFor(d time.Duration) step { return step{requeueAfter: d} }
-
-// phase is one step of the Revision lifecycle. A phase that has nothing to
-// do for the rollout's state returns proceed.
-type phase struct {
-	name string
-	run  func(context.Context, *rollout) (step, error)
-}
-
-// phases is the Revision lifecycle, in order.
+// phases is the lifecycle of one reconcile, in order, from resolving the
+// Revision to work on to ensuring the drift watches. A phase that has
+// nothing to do for the rollout's state proceeds; the first one that stops
+// the pass decides when to look again, and only the phases marked always
+// run after it.
 func (r *Reconciler) phases() []phase {
 	return []phase{
-		{"plan", r.plan},
-		{"awaitApproval", r.awaitApproval},
-		{"startRollout", r.startRollout},
-		{"preSyncHooks", r.runHooks(hook.PreSync)},
-		{"applyWaves", r.applyWaves},
-		{"prune", r.prune},
-		{"postSyncHooks", r.runHooks(hook.PostSync)},
-		{"assessHealth", r.assessHealth},
-		{"detectDrift", r.detectDrift},
-		{"retry", r.retry},
+		{name: "resolveTarget", run: r.resolveTarget},
+		{name: "supersede", run: r.supersede},
+		{name: "holdRollback", run: r.holdRollback},
+		{name: "resolveServiceAccount", run: r.resolveServiceAccount},
+		{name: "plan", run: r.plan},
+		{name: "awaitApproval", run: r.awaitApproval},
+		{name: "startRollout", run: r.startRollout},
+		{name: "preSyncHooks", run: r.runHooks(hook.PreSync)},
+		{name: "applyWaves", run: r.applyWaves},
+		{name: "prune", run: r.prune},
+		{name: "postSyncHooks", run: r.runHooks(hook.PostSync)},
+		{name: "assessHealth", run: r.assessHealth},
+		// Phase 13 is diagnosis (phase13_<name>.go): it reads the health
+		// assessHealth just recorded, before drift and retry act on it.
+		{name: "detectDrift", run: r.detectDrift},
+		{name: "retry", run: r.retry},
+		{name: "collectGarbage", run: r.collectGarbage, always: true},
+		{name: "ensureWatches", run: r.ensureWatches, always: true},
 	}
-}
-
-func (r *Reconciler) log(ctx context.Context) logr.Logger {
-	return ctrl.LoggerFrom(ctx)
 }
 
 // Reconcile moves one Application's desired Revision through its lifecycle.
@@ -238,55 +227,18 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (result ct
 	defer func() {
 		metrics.ObserveReconcile(ro.metricsState(), retErr != nil, time.Since(started))
 	}()
-
-	result, err := r.reconcile(ctx, ro)
-	if recErr := r.record(ctx, ro); recErr != nil {
-		return ctrl.Result{}, errors.Join(err, recErr)
-	}
-	if err != nil {
-		return ctrl.Result{}, err
-	}
-	if err := r.collectGarbage(ctx, ro); err != nil {
-		return ctrl.Result{}, err
-	}
-	if err := r.ensureWatches(ctx, ro); err != nil {
-		return ctrl.Result{}, err
-	}
-	return result, nil
+	return r.run(ctx, ro)
 }
 
-func (r *Reconciler) reconcile(ctx context.Context, ro *rollout) (ctrl.Result, error) {
-	name, err := r.target(ctx, ro)
-	if err != nil || name == "" {
-		return ctrl.Result{}, err
-	}
-	rev := &syncv1.Revision{}
-	if err := r.APIReader.Get(ctx, types.NamespacedName{Namespace: ro.app.Namespace, Name: name}, rev); err != nil {
-		if apierrors.IsNotFound(err) {
-			// The Revision watch brings the Application back once it exists.
-			r.log(ctx).Info("desired Revision not found yet", "revision", name)
-			return ctrl.Result{}, nil
-		}
-		return ctrl.Result{}, fmt.Errorf("reading desired Revision %s/%s: %w", ro.app.Namespace, name, err)
-	}
-	if rev.Spec.ApplicationName != ro.app.Name {
-		return ctrl.Result{}, fmt.Errorf("Revision %s/%s belongs to Application %q, not %q",
-			rev.Namespace, rev.Name, rev.Spec.ApplicationName, ro.app.Name)
-	}
-	ro.setRevision(rev)
-
-	if err := r.supersede(ctx, ro); err != nil {
-		return ctrl.Result{}, err
-	}
-	if ro.app.Status.HeldRevision == rev.Name && ro.beforeRollout() {
-		// A rollback holds this Revision until a newer desired state arrives.
-		return ctrl.Result{}, nil
-	}
-	if s, err := r.resolveServiceAccount(ctx, ro); err != nil || !s.next {
-		return ctrl.Result{RequeueAfter: s.requeueAfter}, err
-	}
-
+// run runs the phases over ro and records status after each one, so that
+// every step is recorded before the next begins. An error ends the pass at
+// once; the controller retries it with backoff.
+func (r *Reconciler) run(ctx context.Context, ro *rollout) (ctrl.Result, error) {
+	var stopped *step
 	for _, p := range r.phases() {
+		if stopped != nil && !p.always {
+			continue
+		}
 		s, err := p.run(ctx, ro)
 		if recErr := r.record(ctx, ro); recErr != nil {
 			return ctrl.Result{}, errors.Join(err, recErr)
@@ -294,11 +246,18 @@ func (r *Reconciler) reconcile(ctx context.Context, ro *rollout) (ctrl.Result, e
 		if err != nil {
 			return ctrl.Result{}, fmt.Errorf("%s: %w", p.name, err)
 		}
-		if !s.next {
-			return ctrl.Result{RequeueAfter: s.requeueAfter}, nil
+		if stopped == nil && !s.next {
+			stopped = &s
 		}
 	}
+	if stopped != nil {
+		return ctrl.Result{RequeueAfter: stopped.requeueAfter}, nil
+	}
 	return ctrl.Result{RequeueAfter: r.resyncAfter(ro)}, nil
+}
+
+func (r *Reconciler) log(ctx context.Context) logr.Logger {
+	return ctrl.LoggerFrom(ctx)
 }
 
 // tracerName names the instrumentation library of the reconcile spans.
@@ -311,112 +270,4 @@ func (r *Reconciler) resyncAfter(ro *rollout) time.Duration {
 		return r.Options.DriftResyncInterval
 	}
 	return 0
-}
-
-// resolveServiceAccount picks the service account that acts for the
-// Application: spec.serviceAccountName, else --default-service-account, in
-// the Application's namespace, so that an Application can never borrow
-// another namespace's account.
-func (r *Reconciler) resolveServiceAccount(ctx context.Context, ro *rollout) (step, error) {
-	name := ro.app.Spec.ServiceAccountName
-	if name == "" {
-		name = r.Options.DefaultServiceAccount
-	}
-	if name == "" {
-		return r.refuse(ro, fmt.Sprintf("Application %s/%s sets no spec.serviceAccountName and the manager runs without "+
-			"--default-service-account; set spec.serviceAccountName to the service account that applies it",
-			ro.app.Namespace, ro.app.Name)), nil
-	}
-	sa := types.NamespacedName{Namespace: ro.app.Namespace, Name: name}
-	if err := r.APIReader.Get(ctx, sa, &corev1.ServiceAccount{}); err != nil {
-		if !apierrors.IsNotFound(err) {
-			return halt, fmt.Errorf("reading ServiceAccount %s: %w", sa, err)
-		}
-		s := r.refuse(ro, fmt.Sprintf("ServiceAccount %s (spec.serviceAccountName or --default-service-account) not found", sa))
-		s.requeueAfter = dependencyRetry
-		return s, nil
-	}
-	c, err := r.Clients.For(sa)
-	if err != nil {
-		return halt, err
-	}
-	ro.client = c
-	return proceed, nil
-}
-
-// refuse keeps the desired Revision from rolling out for want of a service account.
-func (r *Reconciler) refuse(ro *rollout, message string) step {
-	ro.blocked = &failure{reason: syncv1.ReasonServiceAccountMissed, message: message}
-	if ro.beforeRollout() {
-		if ro.setRevCondition(syncv1.ConditionPlanned, metav1.ConditionFalse, syncv1.ReasonServiceAccountMissed, message) {
-			ro.warning(syncv1.ReasonServiceAccountMissed, actionPlan, "%s", message)
-		}
-	}
-	return halt
-}
-
-// supersede ends what the previous desired Revision left open: an attempt
-// still rolling out, or a plan waiting to start.
-func (r *Reconciler) supersede(ctx context.Context, ro *rollout) error {
-	h := ro.app.Status.History
-	if len(h) > 0 && h[0].Result == syncv1.PhaseApplying && h[0].Revision != ro.rev.Name {
-		if err := r.supersedeRevision(ctx, ro, h[0].Revision); err != nil {
-			return err
-		}
-		h[0].Result = syncv1.PhaseSuperseded
-		h[0].Reason = syncv1.ReasonSuperseded
-		h[0].FinishedAt = ro.now.DeepCopy()
-	}
-	revs, err := r.revisionsOf(ctx, ro.app)
-	if err != nil {
-		return err
-	}
-	for _, rev := range revs {
-		switch rev.Status.Phase {
-		case syncv1.PhasePlanned, syncv1.PhaseAwaitingApproval, syncv1.PhaseApproved:
-			if rev.Name != ro.rev.Name {
-				if err := r.supersedeRevision(ctx, ro, rev.Name); err != nil {
-					return err
-				}
-			}
-		}
-	}
-	return nil
-}
-
-// supersedeRevision marks an earlier Revision Superseded by the desired one.
-func (r *Reconciler) supersedeRevision(ctx context.Context, ro *rollout, name string) error {
-	old := &syncv1.Revision{}
-	if err := r.APIReader.Get(ctx, types.NamespacedName{Namespace: ro.app.Namespace, Name: name}, old); err != nil {
-		return client.IgnoreNotFound(err)
-	}
-	wasRolling := old.Status.Phase == syncv1.PhaseApplying
-	switch old.Status.Phase {
-	case syncv1.PhaseApplying, syncv1.PhasePlanned, syncv1.PhaseAwaitingApproval, syncv1.PhaseApproved:
-	default:
-		return nil
-	}
-	message := fmt.Sprintf("superseded by Revision %s", ro.rev.Name)
-	old.Status.Phase = syncv1.PhaseSuperseded
-	if wasRolling {
-		setCondition(&old.Status.Conditions, old.Generation, syncv1.ConditionRolloutComplete,
-			metav1.ConditionFalse, syncv1.ReasonSuperseded, message+" before its rollout completed")
-	}
-	if meta.IsStatusConditionTrue(old.Status.Conditions, syncv1.ConditionAwaitingApproval) {
-		setCondition(&old.Status.Conditions, old.Generation, syncv1.ConditionAwaitingApproval,
-			metav1.ConditionFalse, syncv1.ReasonSuperseded, message)
-	}
-	if err := r.writeRevisionStatus(ctx, old); err != nil {
-		return err
-	}
-	ro.normal(syncv1.ReasonSuperseded, actionRollout, "Revision %s %s", name, message)
-	return nil
-}
-
-// writeRevisionStatus applies the owned status of a Revision other than the desired one.
-func (r *Reconciler) writeRevisionStatus(ctx context.Context, rev *syncv1.Revision) error {
-	if err := ssa.ApplyStatus(ctx, r.Client, rev, syncv1.FieldManagerSync, ownedRevisionStatus(rev)); err != nil {
-		return fmt.Errorf("recording status of Revision %s/%s: %w", rev.Namespace, rev.Name, err)
-	}
-	return nil
 }

@@ -1,12 +1,16 @@
 package revision
 
 import (
+	"context"
+	"time"
+
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	syncv1 "github.com/kuvryn/kuvryn-sync/apis/v1alpha1"
+	"github.com/kuvryn/kuvryn-sync/services/sync-controller/internal/desired"
 	"github.com/kuvryn/kuvryn-sync/services/sync-controller/internal/hook"
 	"github.com/kuvryn/kuvryn-sync/services/sync-controller/internal/metrics"
 )
@@ -14,8 +18,8 @@ import (
 // defaultHistoryLimit is spec.history.limit when unset.
 const defaultHistoryLimit = 10
 
-// rollout is what one reconcile works on: the Application, its desired
-// Revision and the service account acting for it. Phases change the two
+// rollout is the scope of one reconcile: the Application, the Revision it
+// works on and the service account acting for it. Phases change the two
 // statuses in place; record writes the parts the sync-controller owns.
 type rollout struct {
 	app *syncv1.Application
@@ -32,7 +36,7 @@ type rollout struct {
 	rollback *syncv1.ApprovalRecord
 
 	// desired is rev's desired state, read once per reconcile.
-	desired *desiredState
+	desired *desired.State
 
 	// observed holds the objects applied or read for health in this
 	// reconcile, so a health check right after an apply uses what the API
@@ -63,14 +67,6 @@ func newRollout(app *syncv1.Application) *rollout {
 func (ro *rollout) setRevision(rev *syncv1.Revision) {
 	ro.rev = rev
 	ro.writtenRev = ownedRevisionStatus(rev)
-}
-
-// destinationNamespace is where namespaced objects without a namespace go.
-func (ro *rollout) destinationNamespace() string {
-	if ns := ro.app.Spec.Destination.Namespace; ns != "" {
-		return ns
-	}
-	return ro.app.Namespace
 }
 
 // historyLimit is spec.history.limit, defaulted and bounded.
@@ -184,4 +180,28 @@ func (ro *rollout) metricsState() metrics.State {
 		Health:    string(ro.app.Status.Health),
 		Phase:     string(ro.app.Status.Phase),
 	}
+}
+
+// step is what a phase tells the reconcile loop: go on to the next phase,
+// or stop this pass, looking again after requeueAfter if it is set.
+type step struct {
+	next         bool
+	requeueAfter time.Duration
+}
+
+var (
+	proceed = step{next: true}
+	halt    = step{}
+)
+
+func waitFor(d time.Duration) step { return step{requeueAfter: d} }
+
+// phase is one step of the Revision lifecycle. A phase that has nothing to
+// do for the rollout's state returns proceed.
+type phase struct {
+	name string
+	run  func(context.Context, *rollout) (step, error)
+	// always runs the phase even after an earlier one stopped the pass: it
+	// tidies around the Application instead of moving its rollout on.
+	always bool
 }

@@ -12,6 +12,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 
 	syncv1 "github.com/kuvryn/kuvryn-sync/apis/v1alpha1"
+	"github.com/kuvryn/kuvryn-sync/services/sync-controller/internal/desired"
 	"github.com/kuvryn/kuvryn-sync/services/sync-controller/internal/plan"
 	"github.com/kuvryn/kuvryn-sync/services/sync-controller/internal/wave"
 )
@@ -37,7 +38,7 @@ func (r *Reconciler) plan(ctx context.Context, ro *rollout) (step, error) {
 		return waitFor(pollInterval), nil
 	}
 	if f, ok := asFailure(err); ok {
-		ro.failPlan(f)
+		ro.fail(atPlan, f)
 		if f.reason == syncv1.ReasonValidationFailure {
 			// The desired state never changes, so planning again cannot help.
 			return halt, nil
@@ -86,7 +87,7 @@ func (r *Reconciler) planEntries(ctx context.Context, ro *rollout, withHooksAndD
 	var entries []plan.Entry
 	if withHooksAndDeletes {
 		for _, stage := range hookStages {
-			for _, obj := range ds.hooks(stage) {
+			for _, obj := range ds.Hooks(stage) {
 				e, err := plan.NewEntry(nil, obj)
 				if err != nil {
 					return nil, err
@@ -99,7 +100,7 @@ func (r *Reconciler) planEntries(ctx context.Context, ro *rollout, withHooksAndD
 			}
 		}
 	}
-	for _, g := range ds.groups.Waves {
+	for _, g := range ds.Groups.Waves {
 		for _, obj := range g.Objects {
 			e, err := r.planObject(ctx, ro, ds, obj)
 			if err != nil {
@@ -128,8 +129,8 @@ func (r *Reconciler) planEntries(ctx context.Context, ro *rollout, withHooksAndD
 // planObject compares obj's live state with its dry-run. An object whose
 // kind or namespace the desired state itself creates cannot be dry-run
 // before they exist; it is planned as the create it will be.
-func (r *Reconciler) planObject(ctx context.Context, ro *rollout, ds *desiredState, obj *unstructured.Unstructured) (plan.Entry, error) {
-	newKind := ds.newKinds[obj.GroupVersionKind().GroupKind()]
+func (r *Reconciler) planObject(ctx context.Context, ro *rollout, ds *desired.State, obj *unstructured.Unstructured) (plan.Entry, error) {
+	newKind := ds.NewKinds[obj.GroupVersionKind().GroupKind()]
 	live, err := getLive(ctx, ro.client, obj)
 	if err != nil && !(newKind && errors.Is(err, errKindNotServed)) {
 		return plan.Entry{}, err
@@ -143,7 +144,7 @@ func (r *Reconciler) planObject(ctx context.Context, ro *rollout, ds *desiredSta
 	switch {
 	case err == nil:
 	case newKind && errors.Is(err, errKindNotServed),
-		ds.namespaces[obj.GetNamespace()] && isNamespaceNotFound(err, obj.GetNamespace()):
+		ds.Namespaces[obj.GetNamespace()] && isNamespaceNotFound(err, obj.GetNamespace()):
 		dryRun = obj
 	default:
 		return plan.Entry{}, err
@@ -167,7 +168,7 @@ func isNamespaceNotFound(err error, namespace string) bool {
 // superseded ones included, so that what they created is not left behind.
 // Objects someone else has taken over entirely, or another Application
 // now owns, are left alone.
-func (r *Reconciler) pruneCandidates(ctx context.Context, ro *rollout, ds *desiredState) ([]*unstructured.Unstructured, error) {
+func (r *Reconciler) pruneCandidates(ctx context.Context, ro *rollout, ds *desired.State) ([]*unstructured.Unstructured, error) {
 	entries, err := r.priorInventory(ctx, ro)
 	if err != nil {
 		return nil, err
@@ -179,7 +180,7 @@ func (r *Reconciler) pruneCandidates(ctx context.Context, ro *rollout, ds *desir
 			r.log(ctx).Info("ignoring unreadable inventory entry", "error", err.Error())
 			continue
 		}
-		if ds.ids[idOf(obj)] {
+		if ds.IDs[idOf(obj)] {
 			continue
 		}
 		live, err := getLive(ctx, ro.client, obj)

@@ -1,0 +1,172 @@
+package revision
+
+import (
+	"errors"
+	"fmt"
+	"regexp"
+	"sort"
+	"strings"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
+	syncv1 "github.com/kuvryn/kuvryn-sync/apis/v1alpha1"
+	"github.com/kuvryn/kuvryn-sync/services/sync-controller/internal/redact"
+)
+
+// failure stops a Revision: reason is a condition reason from names.go and
+// message names the object, the field and what is wrong. Errors that are
+// not failures are transient and retried.
+type failure struct {
+	reason  string
+	message string
+}
+
+func (f *failure) Error() string { return f.message }
+
+// asFailure reports whether err is, or wraps, a failure.
+func asFailure(err error) (*failure, bool) {
+	var f *failure
+	ok := errors.As(err, &f)
+	return f, ok
+}
+
+// failedAt is the step of the lifecycle a failure stopped, which decides
+// what fail records.
+type failedAt int
+
+const (
+	// atServiceAccount: no service account may act for the Application. The
+	// Revision is refused, not failed: it waits until the account exists.
+	atServiceAccount failedAt = iota
+	// atPlan: the Revision could not be planned; nothing was applied.
+	atPlan
+	// atStart: the attempt could not begin; nothing of it was applied.
+	atStart
+	// inRollout: the attempt under way failed; its later groups do not run.
+	inRollout
+)
+
+// fail records f, which stopped the desired Revision at the given step, in
+// its status and the Application's history, and queues the Warning Event
+// that explains it. It is the only way a Revision fails; phases and their
+// helpers return failures as errors and the phase that gets one calls fail.
+func (ro *rollout) fail(at failedAt, f *failure) {
+	switch at {
+	case atServiceAccount:
+		ro.blocked = f
+		if ro.beforeRollout() && ro.setRevCondition(syncv1.ConditionPlanned, metav1.ConditionFalse, f.reason, f.message) {
+			ro.warning(f.reason, actionPlan, "%s", f.message)
+		}
+	case atPlan:
+		ro.rev.Status.Phase = syncv1.PhaseFailed
+		if ro.setRevCondition(syncv1.ConditionPlanned, metav1.ConditionFalse, f.reason, f.message) {
+			ro.warning(f.reason, actionPlan, "Revision %s: %s", ro.rev.Name, f.message)
+		}
+	case atStart:
+		ro.rev.Status.Phase = syncv1.PhaseFailed
+		if ro.setRevCondition(syncv1.ConditionRolloutComplete, metav1.ConditionFalse, f.reason, f.message) {
+			ro.warning(f.reason, actionRollout, "Revision %s: %s", ro.rev.Name, f.message)
+		}
+	case inRollout:
+		ro.rev.Status.Phase = syncv1.PhaseFailed
+		ro.setRevCondition(syncv1.ConditionRolloutComplete, metav1.ConditionFalse, f.reason, f.message)
+		for i := range ro.rev.Status.Waves {
+			if ro.rev.Status.Waves[i].State == syncv1.WaveApplying {
+				ro.rev.Status.Waves[i].State = syncv1.WaveFailed
+			}
+		}
+		ro.finishHistory(syncv1.PhaseFailed, f.reason)
+		ro.warning(f.reason, actionRollout, "Revision %s attempt %d failed: %s", ro.rev.Name, ro.rev.Status.Attempt, f.message)
+	}
+}
+
+// conflictManager finds the manager in a cause message such as
+// `conflict with "kubectl-edit" using apps/v1`.
+var conflictManager = regexp.MustCompile(`conflict with "([^"]*)"`)
+
+// failureOf turns an API error about obj into a failure when retrying
+// cannot help, and keeps it transient otherwise.
+func failureOf(obj *unstructured.Unstructured, verb string, err error, invalidReason string) error {
+	id := idOf(obj)
+	var status apierrors.APIStatus
+	switch {
+	case meta.IsNoMatchError(err):
+		return fmt.Errorf("%s %s: %w: %v", verb, id, errKindNotServed, err)
+	case apierrors.IsConflict(err) && errors.As(err, &status) && hasConflictCauses(status.Status()):
+		return &failure{reason: syncv1.ReasonApplyConflict, message: conflictMessage(id, status.Status())}
+	case apierrors.IsForbidden(err):
+		return &failure{reason: syncv1.ReasonApplyFailed, message: fmt.Sprintf("%s %s: %s", verb, id, apiMessage(obj, err))}
+	case apierrors.IsInvalid(err), apierrors.IsBadRequest(err), apierrors.IsMethodNotSupported(err),
+		apierrors.IsRequestEntityTooLargeError(err), apierrors.IsUnsupportedMediaType(err):
+		return &failure{reason: invalidReason, message: fmt.Sprintf("%s %s: %s", verb, id, apiMessage(obj, err))}
+	}
+	return fmt.Errorf("%s %s: %w", verb, id, err)
+}
+
+func hasConflictCauses(s metav1.Status) bool {
+	if s.Details == nil {
+		return false
+	}
+	for _, c := range s.Details.Causes {
+		if c.Type == metav1.CauseTypeFieldManagerConflict {
+			return true
+		}
+	}
+	return false
+}
+
+// conflictMessage names the other field managers and the fields they own.
+func conflictMessage(id objectID, s metav1.Status) string {
+	byManager := make(map[string][]string)
+	for _, c := range s.Details.Causes {
+		if c.Type != metav1.CauseTypeFieldManagerConflict {
+			continue
+		}
+		manager := "unknown"
+		if m := conflictManager.FindStringSubmatch(c.Message); m != nil {
+			manager = m[1]
+		}
+		byManager[manager] = append(byManager[manager], c.Field)
+	}
+	managers := make([]string, 0, len(byManager))
+	for m := range byManager {
+		managers = append(managers, m)
+	}
+	sort.Strings(managers)
+	parts := make([]string, 0, len(managers))
+	for _, m := range managers {
+		fields := byManager[m]
+		sort.Strings(fields)
+		listed := fields
+		if len(listed) > 3 {
+			listed = listed[:3]
+		}
+		part := fmt.Sprintf("field manager %q owns %s", m, strings.Join(listed, ", "))
+		if more := len(fields) - len(listed); more > 0 {
+			part += fmt.Sprintf(" and %d more field(s)", more)
+		}
+		parts = append(parts, part)
+	}
+	return fmt.Sprintf("%s: Server-Side Apply conflict: %s; Kuvryn Sync does not force, so remove the field(s) from one of the managers",
+		id, strings.Join(parts, "; "))
+}
+
+// apiMessage is the API server's message about obj. For Secrets only the
+// field paths of the causes are kept, since a message may quote a value.
+func apiMessage(obj *unstructured.Unstructured, err error) string {
+	if !redact.IsSecret(obj) {
+		return err.Error()
+	}
+	var status apierrors.APIStatus
+	if !errors.As(err, &status) || status.Status().Details == nil || len(status.Status().Details.Causes) == 0 {
+		return fmt.Sprintf("refused by the API server (%s)", apierrors.ReasonForError(err))
+	}
+	var fields []string
+	for _, c := range status.Status().Details.Causes {
+		fields = append(fields, fmt.Sprintf("%s: %s", c.Field, c.Type))
+	}
+	return fmt.Sprintf("refused by the API server (%s): %s", apierrors.ReasonForError(err), strings.Join(fields, ", "))
+}

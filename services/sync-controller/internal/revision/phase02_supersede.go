@@ -1,0 +1,80 @@
+package revision
+
+import (
+	"context"
+	"fmt"
+
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	syncv1 "github.com/kuvryn/kuvryn-sync/apis/v1alpha1"
+	"github.com/kuvryn/kuvryn-sync/pkg/ssa"
+)
+
+// supersede ends what the previous desired Revision left open: an attempt
+// still rolling out, or a plan waiting to start.
+func (r *Reconciler) supersede(ctx context.Context, ro *rollout) (step, error) {
+	h := ro.app.Status.History
+	if len(h) > 0 && h[0].Result == syncv1.PhaseApplying && h[0].Revision != ro.rev.Name {
+		if err := r.supersedeRevision(ctx, ro, h[0].Revision); err != nil {
+			return halt, err
+		}
+		h[0].Result = syncv1.PhaseSuperseded
+		h[0].Reason = syncv1.ReasonSuperseded
+		h[0].FinishedAt = ro.now.DeepCopy()
+	}
+	revs, err := r.revisionsOf(ctx, ro.app)
+	if err != nil {
+		return halt, err
+	}
+	for _, rev := range revs {
+		switch rev.Status.Phase {
+		case syncv1.PhasePlanned, syncv1.PhaseAwaitingApproval, syncv1.PhaseApproved:
+			if rev.Name != ro.rev.Name {
+				if err := r.supersedeRevision(ctx, ro, rev.Name); err != nil {
+					return halt, err
+				}
+			}
+		}
+	}
+	return proceed, nil
+}
+
+// supersedeRevision marks an earlier Revision Superseded by the desired one.
+func (r *Reconciler) supersedeRevision(ctx context.Context, ro *rollout, name string) error {
+	old := &syncv1.Revision{}
+	if err := r.APIReader.Get(ctx, types.NamespacedName{Namespace: ro.app.Namespace, Name: name}, old); err != nil {
+		return client.IgnoreNotFound(err)
+	}
+	wasRolling := old.Status.Phase == syncv1.PhaseApplying
+	switch old.Status.Phase {
+	case syncv1.PhaseApplying, syncv1.PhasePlanned, syncv1.PhaseAwaitingApproval, syncv1.PhaseApproved:
+	default:
+		return nil
+	}
+	message := fmt.Sprintf("superseded by Revision %s", ro.rev.Name)
+	old.Status.Phase = syncv1.PhaseSuperseded
+	if wasRolling {
+		setCondition(&old.Status.Conditions, old.Generation, syncv1.ConditionRolloutComplete,
+			metav1.ConditionFalse, syncv1.ReasonSuperseded, message+" before its rollout completed")
+	}
+	if meta.IsStatusConditionTrue(old.Status.Conditions, syncv1.ConditionAwaitingApproval) {
+		setCondition(&old.Status.Conditions, old.Generation, syncv1.ConditionAwaitingApproval,
+			metav1.ConditionFalse, syncv1.ReasonSuperseded, message)
+	}
+	if err := r.writeRevisionStatus(ctx, old); err != nil {
+		return err
+	}
+	ro.normal(syncv1.ReasonSuperseded, actionRollout, "Revision %s %s", name, message)
+	return nil
+}
+
+// writeRevisionStatus applies the owned status of a Revision other than the desired one.
+func (r *Reconciler) writeRevisionStatus(ctx context.Context, rev *syncv1.Revision) error {
+	if err := ssa.ApplyStatus(ctx, r.Client, rev, syncv1.FieldManagerSync, ownedRevisionStatus(rev)); err != nil {
+		return fmt.Errorf("recording status of Revision %s/%s: %w", rev.Namespace, rev.Name, err)
+	}
+	return nil
+}
