@@ -179,6 +179,16 @@ type HistoryPolicy struct {
 // +kubebuilder:validation:Enum=AwaitingApproval;Applying;Healthy;Failed;RolledBack;Diagnosed
 type NotificationEvent string
 
+// Notification events; docs/notifications.md says when each fires.
+const (
+	NotificationAwaitingApproval NotificationEvent = "AwaitingApproval"
+	NotificationApplying         NotificationEvent = "Applying"
+	NotificationHealthy          NotificationEvent = "Healthy"
+	NotificationFailed           NotificationEvent = "Failed"
+	NotificationRolledBack       NotificationEvent = "RolledBack"
+	NotificationDiagnosed        NotificationEvent = "Diagnosed"
+)
+
 // NotificationSubscription sends the listed events to one sink.
 type NotificationSubscription struct {
 	SinkRef LocalObjectReference `json:"sinkRef"`

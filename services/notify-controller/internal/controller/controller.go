@@ -1,0 +1,201 @@
+// Package controller is the notify-controller: it watches Applications and
+// their Revisions, turns each lifecycle transition their status shows into
+// one notification per subscribed sink, hands them to the delivery queue,
+// and reports NotificationsReady on Applications and Ready on sinks.
+package controller
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"time"
+
+	"github.com/go-logr/logr"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/util/workqueue"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/event"
+	"sigs.k8s.io/controller-runtime/pkg/handler"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+
+	syncv1 "github.com/kuvryn/kuvryn-sync/apis/v1alpha1"
+	"github.com/kuvryn/kuvryn-sync/services/notify-controller/internal/delivery"
+	"github.com/kuvryn/kuvryn-sync/services/notify-controller/internal/transition"
+)
+
+const (
+	// revisionApplicationIndex indexes Revisions by spec.applicationName.
+	revisionApplicationIndex = "spec.applicationName"
+	// applicationSinkIndex indexes Applications by the sinks they subscribe to.
+	applicationSinkIndex = "spec.notifications.sinkRef.name"
+	// resync re-reads the Secrets of ready sinks: the controller may not
+	// watch Secrets, so a changed one is noticed this late at the most.
+	resync = 5 * time.Minute
+	// notReadyRetry re-reads the Secrets of sinks that are not ready, so a
+	// fix shows soon.
+	notReadyRetry = 30 * time.Second
+)
+
+// Options configure the controllers.
+type Options struct {
+	Delivery delivery.Options
+}
+
+// Controllers are what Setup added to the manager.
+type Controllers struct {
+	Dispatcher *delivery.Dispatcher
+	cache      cache.Cache
+}
+
+// Setup adds the Application and NotificationSink controllers, the delivery
+// workers and a readiness check that fails until both can do their work.
+func Setup(ctx context.Context, mgr ctrl.Manager, o Options) (*Controllers, error) {
+	log := ctrl.Log.WithName("notify")
+	d := delivery.New(o.Delivery, mgr.GetAPIReader(), mgr.GetEventRecorder(syncv1.FieldManagerNotify), log.WithName("delivery"))
+	if err := mgr.Add(d); err != nil {
+		return nil, err
+	}
+	if err := index(ctx, mgr); err != nil {
+		return nil, err
+	}
+	apps := &applicationReconciler{
+		client: mgr.GetClient(), reader: mgr.GetAPIReader(), tracker: transition.NewTracker(),
+		dispatcher: d, now: time.Now,
+	}
+	if err := apps.setup(mgr); err != nil {
+		return nil, err
+	}
+	sinks := &sinkReconciler{client: mgr.GetClient(), reader: mgr.GetAPIReader()}
+	if err := ctrl.NewControllerManagedBy(mgr).Named("notificationsink").For(&syncv1.NotificationSink{}).Complete(sinks); err != nil {
+		return nil, err
+	}
+	c := &Controllers{Dispatcher: d, cache: mgr.GetCache()}
+	if err := mgr.AddReadyzCheck("controllers", c.ready); err != nil {
+		return nil, err
+	}
+	return c, nil
+}
+
+func index(ctx context.Context, mgr ctrl.Manager) error {
+	if err := mgr.GetFieldIndexer().IndexField(ctx, &syncv1.Revision{}, revisionApplicationIndex, func(obj client.Object) []string {
+		return []string{obj.(*syncv1.Revision).Spec.ApplicationName}
+	}); err != nil {
+		return fmt.Errorf("indexing Revisions by %s: %w", revisionApplicationIndex, err)
+	}
+	if err := mgr.GetFieldIndexer().IndexField(ctx, &syncv1.Application{}, applicationSinkIndex, func(obj client.Object) []string {
+		var names []string
+		for _, n := range obj.(*syncv1.Application).Spec.Notifications {
+			names = append(names, n.SinkRef.Name)
+		}
+		return names
+	}); err != nil {
+		return fmt.Errorf("indexing Applications by %s: %w", applicationSinkIndex, err)
+	}
+	return nil
+}
+
+// watched are the kinds the controllers read from the cache.
+var watched = []client.Object{&syncv1.Application{}, &syncv1.Revision{}, &syncv1.NotificationSink{}}
+
+// ready fails until the caches the controllers read have synced and the
+// delivery workers run. A standby replica is ready on the same terms, so a
+// rolling update with leader election completes.
+func (c *Controllers) ready(req *http.Request) error {
+	if !c.Dispatcher.Started() {
+		return errors.New("delivery workers not started")
+	}
+	for _, obj := range watched {
+		inf, err := c.cache.GetInformer(req.Context(), obj, cache.BlockUntilSynced(false))
+		if err != nil {
+			return err
+		}
+		if !inf.HasSynced() {
+			return fmt.Errorf("cache of %T not synced", obj)
+		}
+	}
+	return nil
+}
+
+// applicationEvents enqueues an Application when it appears, when its
+// spec (its subscriptions) changes and when it is deleted. Its status
+// transitions are read from its Revisions.
+func applicationEvents() handler.EventHandler {
+	return handler.Funcs{
+		CreateFunc: func(_ context.Context, e event.CreateEvent, q workqueue.TypedRateLimitingInterface[reconcile.Request]) {
+			q.Add(reconcile.Request{NamespacedName: client.ObjectKeyFromObject(e.Object)})
+		},
+		UpdateFunc: func(_ context.Context, e event.UpdateEvent, q workqueue.TypedRateLimitingInterface[reconcile.Request]) {
+			if e.ObjectOld.GetGeneration() != e.ObjectNew.GetGeneration() {
+				q.Add(reconcile.Request{NamespacedName: client.ObjectKeyFromObject(e.ObjectNew)})
+			}
+		},
+		DeleteFunc: func(_ context.Context, e event.DeleteEvent, q workqueue.TypedRateLimitingInterface[reconcile.Request]) {
+			q.Add(reconcile.Request{NamespacedName: client.ObjectKeyFromObject(e.Object)})
+		},
+	}
+}
+
+// revisionEvents wakes the Application a Revision belongs to. A Revision
+// the informer lists when it starts is taken as the baseline there and then,
+// before any reconcile: what it shows happened before this process looked.
+func (r *applicationReconciler) revisionEvents() handler.EventHandler {
+	enqueue := func(obj client.Object, q workqueue.TypedRateLimitingInterface[reconcile.Request]) {
+		if app, ok := applicationOf(obj); ok {
+			q.Add(reconcile.Request{NamespacedName: app})
+		}
+	}
+	return handler.Funcs{
+		CreateFunc: func(_ context.Context, e event.CreateEvent, q workqueue.TypedRateLimitingInterface[reconcile.Request]) {
+			if rev, ok := e.Object.(*syncv1.Revision); ok && e.IsInInitialList {
+				if app, ok := applicationOf(rev); ok {
+					r.tracker.Baseline(app, transition.Observe([]syncv1.Revision{*rev}))
+				}
+			}
+			enqueue(e.Object, q)
+		},
+		UpdateFunc: func(_ context.Context, e event.UpdateEvent, q workqueue.TypedRateLimitingInterface[reconcile.Request]) {
+			enqueue(e.ObjectNew, q)
+		},
+		DeleteFunc: func(_ context.Context, e event.DeleteEvent, q workqueue.TypedRateLimitingInterface[reconcile.Request]) {
+			enqueue(e.Object, q)
+		},
+	}
+}
+
+func applicationOf(obj client.Object) (types.NamespacedName, bool) {
+	rev, ok := obj.(*syncv1.Revision)
+	if !ok || rev.Spec.ApplicationName == "" {
+		return types.NamespacedName{}, false
+	}
+	return types.NamespacedName{Namespace: rev.Namespace, Name: rev.Spec.ApplicationName}, true
+}
+
+// sinkEvents wakes the Applications that subscribe to a sink, so their
+// NotificationsReady follows it.
+func (r *applicationReconciler) sinkEvents() handler.EventHandler {
+	return handler.EnqueueRequestsFromMapFunc(func(ctx context.Context, obj client.Object) []reconcile.Request {
+		var apps syncv1.ApplicationList
+		if err := r.client.List(ctx, &apps, client.InNamespace(obj.GetNamespace()),
+			client.MatchingFields{applicationSinkIndex: obj.GetName()}); err != nil {
+			logr.FromContextOrDiscard(ctx).Error(err, "listing the Applications of a NotificationSink", "sink", obj.GetName())
+			return nil
+		}
+		reqs := make([]reconcile.Request, 0, len(apps.Items))
+		for _, a := range apps.Items {
+			reqs = append(reqs, reconcile.Request{NamespacedName: client.ObjectKeyFromObject(&a)})
+		}
+		return reqs
+	})
+}
+
+func (r *applicationReconciler) setup(mgr ctrl.Manager) error {
+	return ctrl.NewControllerManagedBy(mgr).
+		Named("notify-application").
+		Watches(&syncv1.Application{}, applicationEvents()).
+		Watches(&syncv1.Revision{}, r.revisionEvents()).
+		Watches(&syncv1.NotificationSink{}, r.sinkEvents()).
+		Complete(r)
+}

@@ -1,0 +1,120 @@
+package transition
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+
+	syncv1 "github.com/kuvryn/kuvryn-sync/apis/v1alpha1"
+)
+
+var t0 = time.Date(2026, 12, 3, 6, 0, 0, 0, time.UTC)
+
+// state builds a Revision status: phase, attempt, and conditions given as
+// "Type=Status@second".
+func state(phase syncv1.RevisionPhase, attempt int32, conds ...string) syncv1.RevisionStatus {
+	st := syncv1.RevisionStatus{Phase: phase, Attempt: attempt}
+	for _, c := range conds {
+		var typ, status string
+		var at int
+		if _, err := fmt.Sscanf(strings.NewReplacer("=", " ", "@", " ").Replace(c), "%s %s %d", &typ, &status, &at); err != nil {
+			panic(c)
+		}
+		st.Conditions = append(st.Conditions, metav1.Condition{
+			Type: typ, Status: metav1.ConditionStatus(status), Reason: "R", Message: typ + " message",
+			LastTransitionTime: metav1.NewTime(t0.Add(time.Duration(at) * time.Second)),
+		})
+	}
+	return st
+}
+
+func TestTracker_FiresOncePerTransition(t *testing.T) {
+	awaiting := state(syncv1.PhaseAwaitingApproval, 0, "Planned=True@1", "AwaitingApproval=True@1")
+	applying := state(syncv1.PhaseApplying, 1, "AwaitingApproval=False@5", "RolloutComplete=False@5")
+	healthy := state(syncv1.PhaseHealthy, 1, "RolloutComplete=True@9", "Healthy=True@9")
+	degraded := state(syncv1.PhaseHealthy, 1, "RolloutComplete=True@9", "Healthy=False@20")
+	recovered := state(syncv1.PhaseHealthy, 1, "RolloutComplete=True@9", "Healthy=True@30")
+	failed := state(syncv1.PhaseFailed, 1, "RolloutComplete=False@7")
+	failedAgain := state(syncv1.PhaseFailed, 2, "RolloutComplete=False@40")
+	staleAgain := state(syncv1.PhaseAwaitingApproval, 0, "AwaitingApproval=True@50")
+	rolledBack := healthy
+	rolledBack.Approval = &syncv1.ApprovalRecord{Revision: "api-1", By: "carol", Rollback: true}
+	diagnosed := failed
+	diagnosed.Diagnosis = &syncv1.Diagnosis{Summary: "Deployment api: image pull failed",
+		Causes: []syncv1.Cause{{Chain: []syncv1.CauseLink{{ObjectRef: syncv1.ObjectRef{Kind: "Pod", Name: "api-x"}, Message: "ErrImagePull"}}}}}
+	rediagnosed := failed
+	rediagnosed.Diagnosis = &syncv1.Diagnosis{
+		Causes: []syncv1.Cause{{Chain: []syncv1.CauseLink{{ObjectRef: syncv1.ObjectRef{Kind: "Pod", Name: "api-y"}, Message: "OOMKilled"}}}}}
+
+	for _, tc := range []struct {
+		name     string
+		baseline bool
+		steps    []syncv1.RevisionStatus
+		want     []string
+	}{
+		{name: "a manual rollout, each status read many times",
+			steps: []syncv1.RevisionStatus{{}, awaiting, awaiting, awaiting, applying, applying, healthy, healthy, healthy},
+			want:  []string{"AwaitingApproval", "Applying", "Healthy"}},
+		{name: "recovered health fires Healthy again, degraded alone does not",
+			steps: []syncv1.RevisionStatus{healthy, degraded, degraded, recovered, recovered},
+			want:  []string{"Healthy", "Healthy"}},
+		{name: "a retried attempt that fails again fires Failed again",
+			steps: []syncv1.RevisionStatus{failed, failed, failedAgain, failedAgain},
+			want:  []string{"Failed", "Failed"}},
+		{name: "an approval that went stale asks again",
+			steps: []syncv1.RevisionStatus{awaiting, applying, staleAgain, staleAgain},
+			want:  []string{"AwaitingApproval", "Applying", "AwaitingApproval"}},
+		{name: "a completed rollback is Healthy and RolledBack",
+			steps: []syncv1.RevisionStatus{rolledBack, rolledBack},
+			want:  []string{"Healthy", "RolledBack"}},
+		{name: "a diagnosis fires when its causes change, not when the summary is read again",
+			steps: []syncv1.RevisionStatus{diagnosed, diagnosed, rediagnosed},
+			want:  []string{"Failed", "Diagnosed", "Diagnosed"}},
+		{name: "what a new process finds is not sent again, later transitions are",
+			baseline: true,
+			steps:    []syncv1.RevisionStatus{awaiting, awaiting, applying, healthy},
+			want:     []string{"Applying", "Healthy"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			tr := NewTracker()
+			app := types.NamespacedName{Namespace: "payments", Name: "api"}
+			var got []string
+			for i, st := range tc.steps {
+				rev := []syncv1.Revision{{ObjectMeta: metav1.ObjectMeta{Name: "api-1", UID: "uid-1"}, Status: st}}
+				if tc.baseline && i == 0 {
+					tr.Baseline(app, Observe(rev))
+				}
+				for _, o := range tr.Fresh(app, Observe(rev)) {
+					got = append(got, string(o.Event))
+				}
+			}
+			if strings.Join(got, ",") != strings.Join(tc.want, ",") {
+				t.Errorf("fired %v, want %v", got, tc.want)
+			}
+		})
+	}
+}
+
+func TestTracker_ARecreatedRevisionStartsAfresh(t *testing.T) {
+	tr := NewTracker()
+	app := types.NamespacedName{Namespace: "payments", Name: "api"}
+	status := state(syncv1.PhaseAwaitingApproval, 0, "AwaitingApproval=True@1")
+	for _, tc := range []struct {
+		uid  types.UID
+		want int
+	}{{"uid-1", 1}, {"uid-1", 0}, {"uid-2", 1}} {
+		rev := []syncv1.Revision{{ObjectMeta: metav1.ObjectMeta{Name: "api-1", UID: tc.uid}, Status: status}}
+		if got := len(tr.Fresh(app, Observe(rev))); got != tc.want {
+			t.Errorf("Revision UID %s: %d fresh, want %d", tc.uid, got, tc.want)
+		}
+	}
+	tr.Forget(app)
+	rev := []syncv1.Revision{{ObjectMeta: metav1.ObjectMeta{Name: "api-1", UID: "uid-2"}, Status: status}}
+	if got := len(tr.Fresh(app, Observe(rev))); got != 1 {
+		t.Errorf("after Forget: %d fresh, want 1", got)
+	}
+}
