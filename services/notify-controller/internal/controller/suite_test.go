@@ -316,7 +316,7 @@ func applying(attempt int32) *syncv1.RevisionStatus {
 		Phase: syncv1.PhaseApplying, Plan: plan, Source: source(), Attempt: attempt,
 		Conditions: []metav1.Condition{
 			cond(syncv1.ConditionPlanned, true, syncv1.ReasonSucceeded, "planned"),
-			cond(syncv1.ConditionAwaitingApproval, false, syncv1.ReasonApproved, "approved"),
+			approvedWait(),
 			cond(syncv1.ConditionRolloutComplete, false, syncv1.ReasonProgressing, fmt.Sprintf("attempt %d: 1 wave(s)", attempt)),
 		},
 	}
@@ -327,7 +327,7 @@ func healthy(attempt int32) *syncv1.RevisionStatus {
 		Phase: syncv1.PhaseHealthy, Plan: plan, Source: source(), Attempt: attempt, Health: syncv1.HealthHealthy,
 		Conditions: []metav1.Condition{
 			cond(syncv1.ConditionPlanned, true, syncv1.ReasonSucceeded, "planned"),
-			cond(syncv1.ConditionAwaitingApproval, false, syncv1.ReasonApproved, "approved"),
+			approvedWait(),
 			cond(syncv1.ConditionRolloutComplete, true, syncv1.ReasonSucceeded, fmt.Sprintf("attempt %d: every group is Healthy", attempt)),
 			cond(syncv1.ConditionHealthy, true, syncv1.ReasonSucceeded, "every applied object is Healthy"),
 		},
@@ -336,6 +336,12 @@ func healthy(attempt int32) *syncv1.RevisionStatus {
 
 func source() *syncv1.RevisionSource {
 	return &syncv1.RevisionSource{Commit: commit, RenderedAt: metav1.Now()}
+}
+
+// approvedWait is the AwaitingApproval condition once approved: the
+// sync-controller leaves it True, the phase moves on.
+func approvedWait() metav1.Condition {
+	return cond(syncv1.ConditionAwaitingApproval, true, syncv1.ReasonAwaitingApproval, "Revision api-1 waits for approval of plan "+plan.Digest)
 }
 
 func cond(typ string, ok bool, reason, msg string) metav1.Condition {

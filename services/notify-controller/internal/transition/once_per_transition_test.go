@@ -41,6 +41,12 @@ func TestTracker_FiresOncePerTransition(t *testing.T) {
 	failed := state(syncv1.PhaseFailed, 1, "RolloutComplete=False@7")
 	failedAgain := state(syncv1.PhaseFailed, 2, "RolloutComplete=False@40")
 	staleAgain := state(syncv1.PhaseAwaitingApproval, 0, "AwaitingApproval=True@50")
+	// The sync-controller leaves AwaitingApproval True once approved.
+	applyingApproved := state(syncv1.PhaseApplying, 1, "AwaitingApproval=True@1", "RolloutComplete=False@5")
+	healthyApproved := state(syncv1.PhaseHealthy, 1, "AwaitingApproval=True@1", "RolloutComplete=True@9", "Healthy=True@9")
+	awaitingAgain := state(syncv1.PhaseAwaitingApproval, 1, "AwaitingApproval=True@1", "RolloutComplete=True@9")
+	stale := state(syncv1.PhaseAwaitingApproval, 1, "AwaitingApproval=True@1", "RolloutComplete=True@9")
+	stale.Conditions[0].Reason = syncv1.ReasonApprovalStale
 	rolledBack := healthy
 	rolledBack.Approval = &syncv1.ApprovalRecord{Revision: "api-1", By: "carol", Rollback: true}
 	diagnosed := failed
@@ -59,6 +65,9 @@ func TestTracker_FiresOncePerTransition(t *testing.T) {
 		{name: "a manual rollout, each status read many times",
 			steps: []syncv1.RevisionStatus{{}, awaiting, awaiting, awaiting, applying, applying, healthy, healthy, healthy},
 			want:  []string{"AwaitingApproval", "Applying", "Healthy"}},
+		{name: "an approved condition that stays True is not a new wait; a later wait and a stale approval are",
+			steps: []syncv1.RevisionStatus{awaiting, applyingApproved, applyingApproved, healthyApproved, awaitingAgain, awaitingAgain, stale},
+			want:  []string{"AwaitingApproval", "Applying", "Healthy", "AwaitingApproval", "AwaitingApproval"}},
 		{name: "recovered health fires Healthy again, degraded alone does not",
 			steps: []syncv1.RevisionStatus{healthy, degraded, degraded, recovered, recovered},
 			want:  []string{"Healthy", "Healthy"}},

@@ -31,7 +31,8 @@ type Occurrence struct {
 }
 
 // Observe lists the events every Revision's status shows:
-//   - AwaitingApproval while the AwaitingApproval condition is True;
+//   - AwaitingApproval while the Revision waits (phase AwaitingApproval,
+//     AwaitingApproval condition True), again when the approval went stale;
 //   - Applying while an attempt rolls out (phase Applying);
 //   - Healthy once an attempt completed and every object is Healthy (phase
 //     Healthy, Healthy condition True), again after the objects recover;
@@ -61,10 +62,13 @@ func observeRevision(rev *syncv1.Revision) []Occurrence {
 	}
 	rollout := meta.FindStatusCondition(conds, syncv1.ConditionRolloutComplete)
 
-	if c := meta.FindStatusCondition(conds, syncv1.ConditionAwaitingApproval); c != nil && c.Status == metav1.ConditionTrue {
-		add(syncv1.NotificationAwaitingApproval, attempt+", since "+since(c), c)
-	}
 	switch st.Phase {
+	case syncv1.PhaseAwaitingApproval:
+		// The condition stays True after the approval, so the phase says
+		// whether the Revision waits; its reason tells a stale approval.
+		if c := meta.FindStatusCondition(conds, syncv1.ConditionAwaitingApproval); c != nil && c.Status == metav1.ConditionTrue {
+			add(syncv1.NotificationAwaitingApproval, attempt+", "+c.Reason+" since "+since(c), c)
+		}
 	case syncv1.PhaseApplying:
 		add(syncv1.NotificationApplying, attempt, rollout)
 	case syncv1.PhaseHealthy:
