@@ -441,7 +441,7 @@ func ownedBy(svc string) []id {
 		{"ServiceAccount", systemNamespace, raw},
 	}
 	switch svc {
-	case "source-controller", "sync-controller", "web", "image-controller":
+	case "source-controller", "sync-controller", "web", "image-controller", "notify-controller":
 		owned = append(owned,
 			id{"ClusterRole", "", raw},
 			id{"ClusterRoleBinding", "", raw})
