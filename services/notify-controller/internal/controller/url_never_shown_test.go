@@ -18,7 +18,7 @@ import (
 
 // TestSecrets_SinkURLNeverInLogsEventsOrStatus: after a delivery that
 // succeeds, one that fails, one to a sink whose TLS certificate is not
-// trusted and a refused http:// URL, no log line, Event or status of the
+// trusted, one to a port nobody listens on and a refused http:// URL, no log line, Event or status of the
 // namespace holds the URL, its host and port, or its secret path.
 func TestSecrets_SinkURLNeverInLogsEventsOrStatus(t *testing.T) {
 	e := newEnv(t)
@@ -29,18 +29,22 @@ func TestSecrets_SinkURLNeverInLogsEventsOrStatus(t *testing.T) {
 	e.createSink("bad", syncv1.SinkWebhook, bad.url(), "key")
 	e.createSink("plain", syncv1.SinkSlack, "http://"+strings.TrimPrefix(good.URL, "https://")+secretPath, "")
 	e.createSink("untrusted", syncv1.SinkSlack, untrusted.url(), "")
-	for _, s := range []string{"good", "bad", "plain", "untrusted"} {
+	closed := newReceiver(t, 0)
+	closed.Close()
+	e.createSink("closed", syncv1.SinkSlack, closed.url(), "")
+	sinks := []string{"good", "bad", "plain", "untrusted", "closed"}
+	for _, s := range sinks {
 		e.createApplication("app-"+s, s, syncv1.NotificationAwaitingApproval)
 	}
 	failed := deliveries(syncv1.SinkWebhook, delivery.ResultFailed)
 	e.startController(Options{Delivery: testDelivery(good.roots())})
-	for _, s := range []string{"good", "bad", "plain", "untrusted"} {
+	for _, s := range sinks {
 		e.createRevision("app-"+s, "app-"+s+"-1")
 		e.setStatus("app-"+s+"-1", awaitingApproval("app-"+s+"-1"))
 	}
 	e.eventually("deliveries settled", func() bool {
 		return len(good.got()) == 1 && deliveries(syncv1.SinkWebhook, delivery.ResultFailed)-failed == 1 &&
-			len(e.events(syncv1.ReasonNotificationFailed)) >= 3
+			len(e.events(syncv1.ReasonNotificationFailed)) >= 4
 	}, func() string { return logs.String() })
 
 	var shown strings.Builder
@@ -54,7 +58,7 @@ func TestSecrets_SinkURLNeverInLogsEventsOrStatus(t *testing.T) {
 		out, _ := yaml.Marshal(list)
 		shown.Write(out)
 	}
-	for _, r := range []*receiver{good, bad, untrusted} {
+	for _, r := range []*receiver{good, bad, untrusted, closed} {
 		hostPort := strings.TrimPrefix(r.URL, "https://")
 		for _, secret := range []string{r.url(), hostPort, secretPath, "T0SECRET", "xoxsecrettoken"} {
 			if i := strings.Index(shown.String(), secret); i >= 0 {
@@ -62,8 +66,10 @@ func TestSecrets_SinkURLNeverInLogsEventsOrStatus(t *testing.T) {
 			}
 		}
 	}
-	if !strings.Contains(shown.String(), "TLS certificate is not signed by a trusted CA") {
-		t.Errorf("the untrusted sink's failure is not explained:\n%v", e.events(syncv1.ReasonNotificationFailed))
+	for _, why := range []string{"TLS certificate is not signed by a trusted CA", "the sink refused the connection", "HTTP 500"} {
+		if !strings.Contains(shown.String(), why) {
+			t.Errorf("no Event says %q:\n%v", why, e.events(syncv1.ReasonNotificationFailed))
+		}
 	}
 }
 
