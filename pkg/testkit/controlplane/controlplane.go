@@ -103,10 +103,11 @@ func Start(ctx context.Context, o Options) (cp *ControlPlane, err error) {
 		}
 		cp.ownDir = true
 	}
+	// A failed start returns nil, which clears cp before this runs.
+	started := cp
 	defer func() {
 		if err != nil {
-			_ = cp.Stop()
-			cp = nil
+			_ = started.Stop()
 		}
 	}()
 
