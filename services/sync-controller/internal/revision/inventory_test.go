@@ -1,12 +1,7 @@
 package revision
 
 import (
-	"fmt"
-	"strings"
 	"testing"
-
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 )
 
 func TestInventoryEntry_RoundTripsIdentityAndVersion(t *testing.T) {
@@ -42,68 +37,5 @@ func TestParseInventoryEntry_RefusesMalformedEntries(t *testing.T) {
 		if _, err := parseInventoryEntry(entry); err == nil {
 			t.Errorf("parseInventoryEntry(%q) succeeded, want an error", entry)
 		}
-	}
-}
-
-func TestConflictMessage_NamesEveryManagerAndBoundsTheFields(t *testing.T) {
-	cause := func(manager, field string) metav1.StatusCause {
-		return metav1.StatusCause{Type: metav1.CauseTypeFieldManagerConflict, Message: fmt.Sprintf("conflict with %q using v1", manager), Field: field}
-	}
-	status := metav1.Status{Details: &metav1.StatusDetails{Causes: []metav1.StatusCause{
-		cause("kubectl-edit", ".data.a"), cause("kubectl-edit", ".data.b"), cause("kubectl-edit", ".data.c"),
-		cause("kubectl-edit", ".data.d"), cause("helm", ".metadata.labels.team"),
-		{Type: metav1.CauseTypeFieldValueInvalid, Message: "not a conflict", Field: ".spec"},
-	}}}
-	got := conflictMessage(objectID{Kind: "ConfigMap", Namespace: "shop", Name: "settings"}, status)
-	for _, want := range []string{
-		"ConfigMap shop/settings",
-		`field manager "helm" owns .metadata.labels.team`,
-		`field manager "kubectl-edit" owns .data.a, .data.b, .data.c and 1 more field(s)`,
-		"does not force",
-	} {
-		if !strings.Contains(got, want) {
-			t.Errorf("conflictMessage() = %q, want it to contain %q", got, want)
-		}
-	}
-	if strings.Contains(got, ".spec") {
-		t.Errorf("conflictMessage() = %q names a cause that is not a conflict", got)
-	}
-}
-
-func TestNameObjects_NamesAtMostFiveAndCountsTheRest(t *testing.T) {
-	var objs []*unstructured.Unstructured
-	for i := range 7 {
-		objs = append(objs, object(t, fmt.Sprintf("apiVersion: v1\nkind: ConfigMap\nmetadata: {name: c%d, namespace: shop}\n", i)))
-	}
-	tests := []struct {
-		n    int
-		want string
-	}{
-		{1, "ConfigMap shop/c0"},
-		{5, "ConfigMap shop/c0, ConfigMap shop/c1, ConfigMap shop/c2, ConfigMap shop/c3, ConfigMap shop/c4"},
-		{7, "ConfigMap shop/c0, ConfigMap shop/c1, ConfigMap shop/c2, ConfigMap shop/c3, ConfigMap shop/c4 and 2 more"},
-	}
-	for _, tt := range tests {
-		if got := nameObjects(objs[:tt.n]); got != tt.want {
-			t.Errorf("nameObjects(%d objects) = %q, want %q", tt.n, got, tt.want)
-		}
-	}
-}
-
-func TestHookWaves_SplitsHooksIntoRunsOfOneWave(t *testing.T) {
-	h := func(name, wave string) *unstructured.Unstructured {
-		return object(t, fmt.Sprintf("apiVersion: batch/v1\nkind: Job\nmetadata:\n  name: %s\n  annotations: {sync.kuvryn.io/sync-wave: %q}\n", name, wave))
-	}
-	groups := hookWaves([]*unstructured.Unstructured{h("a", "-1"), h("b", "0"), h("c", "0"), h("d", "3")})
-	var got []string
-	for _, g := range groups {
-		var names []string
-		for _, obj := range g {
-			names = append(names, obj.GetName())
-		}
-		got = append(got, strings.Join(names, "+"))
-	}
-	if want := "a|b+c|d"; strings.Join(got, "|") != want {
-		t.Errorf("hookWaves() = %v, want %s", got, want)
 	}
 }
