@@ -147,6 +147,7 @@ const (
 	ReasonPruned               = "Pruned"
 	ReasonRolledBack           = "RolledBack"
 	ReasonSuperseded           = "Superseded"
+	ReasonDriftCorrected       = "DriftCorrected"
 	ReasonHeld                 = "Held"
 	ReasonDiagnosed            = "Diagnosed"
 	ReasonDisabled             = "Disabled"

@@ -126,8 +126,9 @@ func (r *Reconciler) planEntries(ctx context.Context, ro *rollout, withHooksAndD
 	return entries, nil
 }
 
-// planObject compares obj's live state with its dry-run. An object whose
-// kind or namespace the desired state itself creates cannot be dry-run
+// planObject compares obj's live state with its dry-run, once an automatic
+// Application has taken back the fields people edited by hand. An object
+// whose kind or namespace the desired state itself creates cannot be dry-run
 // before they exist; it is planned as the create it will be.
 func (r *Reconciler) planObject(ctx context.Context, ro *rollout, ds *desired.State, obj *unstructured.Unstructured) (plan.Entry, error) {
 	newKind := ds.NewKinds[obj.GroupVersionKind().GroupKind()]
@@ -139,6 +140,9 @@ func (r *Reconciler) planObject(ctx context.Context, ro *rollout, ds *desired.St
 		return plan.Entry{}, &failure{reason: syncv1.ReasonApplyConflict, message: fmt.Sprintf(
 			"%s belongs to Application %s (annotation %s); an object is managed by one Application only: remove it from one of them",
 			idOf(obj), owner, syncv1.OwnedByAnnotation)}
+	}
+	if live, err = r.reclaimHandEdits(ctx, ro, live); err != nil {
+		return plan.Entry{}, err
 	}
 	dryRun, err := applyObject(ctx, ro.client, obj, true, syncv1.ReasonValidationFailure)
 	switch {

@@ -67,6 +67,10 @@ type Options struct {
 	RetryInterval time.Duration
 	// MaxConcurrentReconciles is how many Applications roll out at once.
 	MaxConcurrentReconciles int
+	// HandEditManagers are the field managers whose fields an automatic
+	// Application takes back before it plans: people's edits, not other
+	// controllers'. nil means DefaultHandEditManagers.
+	HandEditManagers []string
 }
 
 // Reconciler rolls Applications out from their desired Revision.
