@@ -6,20 +6,31 @@ import (
 	"context"
 	"errors"
 	"flag"
+	"fmt"
+	"strings"
+	"time"
 
+	"k8s.io/apimachinery/pkg/types"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/metrics"
 
 	"github.com/kuvryn/kuvryn-sync/pkg/manager"
+	"github.com/kuvryn/kuvryn-sync/services/web/internal/console"
 	"github.com/kuvryn/kuvryn-sync/services/web/internal/receiver"
 	"github.com/kuvryn/kuvryn-sync/services/web/internal/serve"
 )
 
 func main() {
 	var receiverAddr string
+	var co consoleOptions
 	svc := manager.Service{Name: "web", Flags: func(fs *flag.FlagSet) {
 		fs.StringVar(&receiverAddr, "webhook-receiver-bind-address", "",
 			"Push webhook receiver address, such as :9292; empty disables it.")
+		fs.StringVar(&co.addr, "console-bind-address", "",
+			"Read-only web console address, such as :8080; empty disables it.")
+		fs.StringVar(&co.secret, "console-session-secret", "kuvryn-sync-system/kuvryn-web-console-session",
+			"Secret (namespace/name) holding the console's session key; created with a random key when absent.")
+		fs.DurationVar(&co.ttl, "console-session-ttl", 8*time.Hour, "How long a console sign-in lasts.")
 	}}
 	manager.Main(svc, func(mgr ctrl.Manager) error {
 		var listeners []*serve.Listener
@@ -30,9 +41,17 @@ func main() {
 			}
 			listeners = append(listeners, l)
 		}
+		if co.addr != "" {
+			l, err := consoleListener(mgr, co)
+			if err != nil {
+				return err
+			}
+			listeners = append(listeners, l)
+		}
 		// Ready while serving nothing would hide a missing flag.
 		if len(listeners) == 0 {
-			return errors.New("nothing to serve: set --webhook-receiver-bind-address (such as :9292) to run the push and image webhook receiver")
+			return errors.New("nothing to serve: set --console-bind-address (such as :8080) to run the web console, " +
+				"--webhook-receiver-bind-address (such as :9292) to run the push and image webhook receiver, or both")
 		}
 		for _, l := range listeners {
 			if err := mgr.Add(l); err != nil {
@@ -64,4 +83,34 @@ func receiverListener(mgr ctrl.Manager, addr string) (*serve.Listener, error) {
 		Handler: rc.Handler(),
 		Before:  func(ctx context.Context) error { return receiver.Informers(ctx, mgr.GetCache()) },
 	}, nil
+}
+
+type consoleOptions struct {
+	addr   string
+	secret string
+	ttl    time.Duration
+}
+
+// consoleListener serves the console on addr once its session key is read
+// (or created) from the session Secret.
+func consoleListener(mgr ctrl.Manager, o consoleOptions) (*serve.Listener, error) {
+	ns, name, ok := strings.Cut(o.secret, "/")
+	if !ok || ns == "" || name == "" || strings.Contains(name, "/") {
+		return nil, fmt.Errorf("--console-session-secret %q: want namespace/name, such as kuvryn-sync-system/kuvryn-web-console-session", o.secret)
+	}
+	l := &serve.Listener{Name: "console", Addr: o.addr}
+	l.Before = func(ctx context.Context) error {
+		key, err := console.SessionKey(ctx, mgr.GetClient(), mgr.GetAPIReader(), types.NamespacedName{Namespace: ns, Name: name})
+		if err != nil {
+			return err
+		}
+		c, err := console.New(console.Options{Config: mgr.GetConfig(), Mapper: mgr.GetRESTMapper(), Key: key,
+			SessionTTL: o.ttl, Log: ctrl.Log.WithName("console")})
+		if err != nil {
+			return err
+		}
+		l.Handler = c.Handler()
+		return nil
+	}
+	return l, nil
 }

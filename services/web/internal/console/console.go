@@ -1,0 +1,160 @@
+// Package console serves the read-only web console: people sign in with a
+// Kubernetes bearer token, checked with a TokenReview, and every page is
+// read with that token, so Kubernetes RBAC decides what each person sees.
+// Nothing in the console writes to the cluster.
+package console
+
+import (
+	"embed"
+	"errors"
+	"fmt"
+	"html/template"
+	"io/fs"
+	"net/http"
+	"time"
+
+	"github.com/go-chi/chi/v5"
+	"github.com/go-chi/chi/v5/middleware"
+	"github.com/go-logr/logr"
+	"k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+)
+
+//go:embed templates/*.html
+var templateFS embed.FS
+
+//go:embed static
+var staticFS embed.FS
+
+// contentSecurityPolicy allows no script at all, styles and images only
+// from the console, and forms posting only to it.
+const contentSecurityPolicy = "default-src 'none'; style-src 'self'; img-src 'self'; " +
+	"form-action 'self'; frame-ancestors 'none'; base-uri 'none'"
+
+// Options configure New.
+type Options struct {
+	// Config is the web service's own config. Users' reads take only its
+	// API server address and CA; its credentials create TokenReviews.
+	Config *rest.Config
+	// Mapper maps kinds to resources for users' reads.
+	Mapper meta.RESTMapper
+	// Key seals session cookies; KeySize bytes (see SessionKey).
+	Key []byte
+	// SessionTTL is how long a sign-in lasts; default 8h.
+	SessionTTL time.Duration
+	Log        logr.Logger
+	// Now is the clock; default time.Now.
+	Now func() time.Time
+}
+
+// Console is the console's HTTP handler.
+type Console struct {
+	users    client.Client
+	reviewer reviewer
+	sealer   *sealer
+	ttl      time.Duration
+	log      logr.Logger
+	now      func() time.Time
+	pages    *template.Template
+	handler  http.Handler
+}
+
+// New builds the console.
+func New(o Options) (*Console, error) {
+	if o.Config == nil || o.Mapper == nil {
+		return nil, errors.New("console: Config and Mapper are required")
+	}
+	s, err := newSealer(o.Key)
+	if err != nil {
+		return nil, fmt.Errorf("console: %w", err)
+	}
+	users, err := userClient(o.Config, o.Mapper)
+	if err != nil {
+		return nil, err
+	}
+	cs, err := kubernetes.NewForConfig(o.Config)
+	if err != nil {
+		return nil, err
+	}
+	pages, err := parseTemplates()
+	if err != nil {
+		return nil, err
+	}
+	c := &Console{users: users, reviewer: reviewer{clientset: cs}, sealer: s, ttl: o.SessionTTL,
+		log: o.Log, now: o.Now, pages: pages}
+	if c.ttl <= 0 {
+		c.ttl = 8 * time.Hour
+	}
+	if c.now == nil {
+		c.now = time.Now
+	}
+	c.handler = c.routes()
+	return c, nil
+}
+
+// Handler serves the console.
+func (c *Console) Handler() http.Handler { return c.handler }
+
+func (c *Console) routes() http.Handler {
+	r := chi.NewRouter()
+	r.Use(securityHeaders, readOnly, middleware.GetHead)
+	static, _ := fs.Sub(staticFS, "static")
+	r.Get("/static/*", http.StripPrefix("/static/", http.FileServerFS(static)).ServeHTTP)
+	r.Get("/sign-in", c.signInForm)
+	r.Post("/sign-in", c.signIn)
+	r.Post("/sign-out", c.signOut)
+	r.Group(func(r chi.Router) {
+		r.Use(c.requireSession)
+		r.Get("/", func(w http.ResponseWriter, r *http.Request) {
+			http.Redirect(w, r, "/applications", http.StatusSeeOther)
+		})
+		r.Get("/applications", c.applications)
+		r.Get("/applications/{namespace}/{name}", c.application)
+		r.Get("/repositories", c.repositories)
+	})
+	r.NotFound(func(w http.ResponseWriter, r *http.Request) {
+		c.render(w, http.StatusNotFound, "message.html", messagePage{Title: "Not found",
+			Message: "There is no such page in the console."})
+	})
+	return r
+}
+
+// securityHeaders sets what every answer carries: the CSP, no sniffing, no
+// framing, no referrer, and no caching of pages read with someone's token.
+func securityHeaders(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		h := w.Header()
+		h.Set("Content-Security-Policy", contentSecurityPolicy)
+		h.Set("X-Content-Type-Options", "nosniff")
+		h.Set("X-Frame-Options", "DENY")
+		h.Set("Referrer-Policy", "no-referrer")
+		h.Set("Cache-Control", "no-store")
+		next.ServeHTTP(w, r)
+	})
+}
+
+// signInPaths are the only routes that take a POST: signing in and out
+// change the browser's cookie, never the cluster.
+var signInPaths = map[string]bool{"/sign-in": true, "/sign-out": true}
+
+// readOnly answers 405 to every method but GET and HEAD, and POST on the
+// sign-in and sign-out forms, on every path, known or not.
+func readOnly(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		switch {
+		case r.Method == http.MethodGet || r.Method == http.MethodHead:
+		case r.Method == http.MethodPost && signInPaths[r.URL.Path]:
+		default:
+			allow := "GET, HEAD"
+			if signInPaths[r.URL.Path] {
+				allow = "GET, HEAD, POST"
+			}
+			w.Header().Set("Allow", allow)
+			http.Error(w, "The console is read-only: "+r.Method+" is not allowed.", http.StatusMethodNotAllowed)
+			return
+		}
+		next.ServeHTTP(w, r)
+	})
+}

@@ -1,0 +1,294 @@
+package console
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"html/template"
+	"net/http"
+	"net/url"
+	"sort"
+	"strconv"
+	"time"
+
+	"github.com/go-chi/chi/v5"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/duration"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	syncv1 "github.com/kuvryn/kuvryn-sync/apis/v1alpha1"
+)
+
+const (
+	// defaultPageSize rows per list page; ?limit= picks up to maxPageSize.
+	defaultPageSize = 50
+	maxPageSize     = 1000
+)
+
+func parseTemplates() (*template.Template, error) {
+	return template.New("").Funcs(template.FuncMap{
+		"link": safeLink,
+		"ago":  ago,
+		"time": func(t *metav1.Time) string {
+			if t == nil || t.IsZero() {
+				return ""
+			}
+			return t.UTC().Format(time.RFC3339)
+		},
+	}).ParseFS(templateFS, "templates/*.html")
+}
+
+// safeLink is the URL when s is an absolute http or https URL, else "":
+// only those become links, so a javascript: or data: value renders as text.
+func safeLink(s string) string {
+	u, err := url.Parse(s)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return ""
+	}
+	return u.String()
+}
+
+func ago(t metav1.Time) string {
+	if t.IsZero() {
+		return ""
+	}
+	return duration.HumanDuration(time.Since(t.Time))
+}
+
+// Frame is what every signed-in page shows around its content.
+type Frame struct {
+	User string
+	CSRF string
+	Nav  string
+}
+
+type messagePage struct {
+	Frame
+	Title   string
+	Message string
+}
+
+func (c *Console) pageFrame(r *http.Request, nav string) Frame {
+	s := sessionFrom(r.Context())
+	return Frame{User: s.User, CSRF: s.CSRF, Nav: nav}
+}
+
+// readFailed answers a failed read: a refusal page when RBAC forbids it,
+// back to sign-in when the token no longer works, an error page otherwise.
+func (c *Console) readFailed(w http.ResponseWriter, r *http.Request, what string, err error) {
+	f := c.pageFrame(r, "")
+	switch {
+	case apierrors.IsForbidden(err):
+		c.render(w, http.StatusForbidden, "refused.html", messagePage{Frame: f, Title: "Not allowed",
+			Message: fmt.Sprintf("Kubernetes refuses to let %s read %s: %s", f.User, what, err.Error())})
+	case apierrors.IsUnauthorized(err):
+		c.clearCookie(w, sessionCookie)
+		http.Redirect(w, r, "/sign-in?expired=1", http.StatusSeeOther)
+	case apierrors.IsNotFound(err):
+		c.render(w, http.StatusNotFound, "message.html", messagePage{Frame: f, Title: "Not found",
+			Message: fmt.Sprintf("There is no %s.", what)})
+	default:
+		c.log.Error(err, "reading for the console", "what", what)
+		c.render(w, http.StatusBadGateway, "message.html", messagePage{Frame: f, Title: "The API server did not answer",
+			Message: fmt.Sprintf("Reading %s failed; try again shortly.", what)})
+	}
+}
+
+// listQuery is a list page's filters and position.
+type listQuery struct {
+	Namespace string
+	State     string
+	Continue  string
+	Limit     int
+}
+
+func parseListQuery(r *http.Request) (listQuery, error) {
+	q := r.URL.Query()
+	lq := listQuery{Namespace: q.Get("namespace"), State: q.Get("state"), Continue: q.Get("continue"), Limit: defaultPageSize}
+	if s := q.Get("limit"); s != "" {
+		n, err := strconv.Atoi(s)
+		if err != nil || n < 1 || n > maxPageSize {
+			return lq, fmt.Errorf("limit %q is not a number from 1 to %d", s, maxPageSize)
+		}
+		lq.Limit = n
+	}
+	return lq, nil
+}
+
+// next is the URL of the page after this one, or "" on the last page.
+func (q listQuery) next(path, token string) string {
+	if token == "" {
+		return ""
+	}
+	return q.url(path, token)
+}
+
+// url is path with the query's filters and limit, at token.
+func (q listQuery) url(path, token string) string {
+	v := url.Values{}
+	for k, s := range map[string]string{"namespace": q.Namespace, "state": q.State, "continue": token} {
+		if s != "" {
+			v.Set(k, s)
+		}
+	}
+	if q.Limit != defaultPageSize {
+		v.Set("limit", strconv.Itoa(q.Limit))
+	}
+	if len(v) == 0 {
+		return path
+	}
+	return path + "?" + v.Encode()
+}
+
+type applicationsPage struct {
+	Frame
+	Query listQuery
+	Items []syncv1.Application
+	Next  string
+}
+
+// matches: the state filter names a sync state, a health state or a phase.
+func matches(a *syncv1.Application, state string) bool {
+	return state == "" || string(a.Status.Sync) == state || string(a.Status.Health) == state || string(a.Status.Phase) == state
+}
+
+// applications lists one page of Applications straight from the API server
+// (List with Limit and Continue), never the whole list. With a state
+// filter it reads chunks of the page size until the page is full; a page
+// then ends on a chunk boundary, so it may hold up to twice the page size
+// and the next page starts where the last chunk read ended.
+func (c *Console) applications(w http.ResponseWriter, r *http.Request) {
+	q, err := parseListQuery(r)
+	if err != nil {
+		c.render(w, http.StatusBadRequest, "message.html", messagePage{Frame: c.pageFrame(r, "applications"), Title: "Bad request", Message: err.Error()})
+		return
+	}
+	page := applicationsPage{Frame: c.pageFrame(r, "applications"), Query: q}
+	cont := q.Continue
+	for {
+		var list syncv1.ApplicationList
+		opts := []client.ListOption{client.Limit(int64(q.Limit)), client.Continue(cont)}
+		if q.Namespace != "" {
+			opts = append(opts, client.InNamespace(q.Namespace))
+		}
+		if err := c.users.List(r.Context(), &list, opts...); err != nil {
+			// An expired continue token starts the list again.
+			if apierrors.IsResourceExpired(err) {
+				http.Redirect(w, r, q.url("/applications", ""), http.StatusSeeOther)
+				return
+			}
+			c.readFailed(w, r, "Applications"+inNamespace(q.Namespace), err)
+			return
+		}
+		for i := range list.Items {
+			if matches(&list.Items[i], q.State) {
+				page.Items = append(page.Items, list.Items[i])
+			}
+		}
+		cont = list.Continue
+		if cont == "" || len(page.Items) >= q.Limit {
+			break
+		}
+	}
+	page.Next = q.next("/applications", cont)
+	c.render(w, http.StatusOK, "applications.html", page)
+}
+
+func inNamespace(ns string) string {
+	if ns == "" {
+		return " in all namespaces"
+	}
+	return " in namespace " + ns
+}
+
+type applicationPage struct {
+	Frame
+	App     *syncv1.Application
+	Desired *syncv1.Revision
+	// RevisionError says why the desired Revision could not be read.
+	RevisionError string
+	Annotations   []keyValue
+	Approve       string
+}
+
+type keyValue struct{ Key, Value string }
+
+// application shows one Application and its desired Revision: plan,
+// approval, hooks, waves, diagnosis, and the Application's history.
+func (c *Console) application(w http.ResponseWriter, r *http.Request) {
+	ns, name := chi.URLParam(r, "namespace"), chi.URLParam(r, "name")
+	var app syncv1.Application
+	if err := c.users.Get(r.Context(), client.ObjectKey{Namespace: ns, Name: name}, &app); err != nil {
+		c.readFailed(w, r, fmt.Sprintf("Application %s/%s", ns, name), err)
+		return
+	}
+	page := applicationPage{Frame: c.pageFrame(r, "applications"), App: &app}
+	if d := app.Status.DesiredRevision; d != "" {
+		var rev syncv1.Revision
+		err := c.users.Get(r.Context(), client.ObjectKey{Namespace: ns, Name: d}, &rev)
+		switch {
+		case err == nil:
+			page.Desired = &rev
+		case apierrors.IsForbidden(err):
+			page.RevisionError = fmt.Sprintf("Kubernetes refuses to let %s read Revision %s/%s.", page.User, ns, d)
+		case apierrors.IsNotFound(err):
+			page.RevisionError = fmt.Sprintf("Revision %s/%s does not exist (yet).", ns, d)
+		default:
+			c.readFailed(w, r, fmt.Sprintf("Revision %s/%s", ns, d), err)
+			return
+		}
+	}
+	if app.Status.Phase == syncv1.PhaseAwaitingApproval {
+		page.Approve = fmt.Sprintf("ksync approve %s -n %s", app.Name, app.Namespace)
+	}
+	for k, v := range app.Annotations {
+		page.Annotations = append(page.Annotations, keyValue{k, v})
+	}
+	sort.Slice(page.Annotations, func(i, j int) bool { return page.Annotations[i].Key < page.Annotations[j].Key })
+	c.render(w, http.StatusOK, "application.html", page)
+}
+
+type repositoriesPage struct {
+	Frame
+	Query listQuery
+	Items []syncv1.Repository
+	Next  string
+}
+
+// repositories lists one page of Repositories.
+func (c *Console) repositories(w http.ResponseWriter, r *http.Request) {
+	q, err := parseListQuery(r)
+	if err == nil && q.State != "" {
+		err = errors.New("repositories have no state filter")
+	}
+	if err != nil {
+		c.render(w, http.StatusBadRequest, "message.html", messagePage{Frame: c.pageFrame(r, "repositories"), Title: "Bad request", Message: err.Error()})
+		return
+	}
+	var list syncv1.RepositoryList
+	opts := []client.ListOption{client.Limit(int64(q.Limit)), client.Continue(q.Continue)}
+	if q.Namespace != "" {
+		opts = append(opts, client.InNamespace(q.Namespace))
+	}
+	if err := c.users.List(r.Context(), &list, opts...); err != nil {
+		c.readFailed(w, r, "Repositories"+inNamespace(q.Namespace), err)
+		return
+	}
+	c.render(w, http.StatusOK, "repositories.html", repositoriesPage{Frame: c.pageFrame(r, "repositories"), Query: q,
+		Items: list.Items, Next: q.next("/repositories", list.Continue)})
+}
+
+// render executes a page into memory first, so a failing template answers
+// an error page rather than half a page.
+func (c *Console) render(w http.ResponseWriter, status int, name string, data any) {
+	var b bytes.Buffer
+	if err := c.pages.ExecuteTemplate(&b, name, data); err != nil {
+		c.log.Error(err, "rendering page", "template", name)
+		http.Error(w, "The console failed to render this page.", http.StatusInternalServerError)
+		return
+	}
+	w.Header().Set("Content-Type", "text/html; charset=utf-8")
+	w.WriteHeader(status)
+	_, _ = w.Write(b.Bytes())
+}
