@@ -82,6 +82,8 @@ func rawNames() map[string]string {
 		chartPrefix + "-webhook-cert": "kuvryn-sync-webhook-cert",
 		chartPrefix + "-application":  "kuvryn-sync-application",
 		chartPrefix + "-receiver":     "kuvryn-sync-receiver",
+		chartPrefix + "-web-console":  "kuvryn-sync-web-console",
+		chartPrefix + "-viewer":       "kuvryn-sync-viewer",
 	}
 	for _, s := range services {
 		m[chartPrefix+s.chartSuffix] = s.raw
@@ -448,6 +450,14 @@ func ownedBy(svc string) []id {
 	}
 	if svc == "sync-controller" {
 		owned = append(owned, webhookObjects...)
+	}
+	// The console's session-key Role and the viewer ClusterRole for the
+	// people who sign in to it.
+	if svc == "web" {
+		owned = append(owned,
+			id{"Role", systemNamespace, "kuvryn-sync-web-console"},
+			id{"RoleBinding", systemNamespace, "kuvryn-sync-web-console"},
+			id{"ClusterRole", "", "kuvryn-sync-viewer"})
 	}
 	return owned
 }

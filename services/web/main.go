@@ -28,7 +28,7 @@ func main() {
 			"Push webhook receiver address, such as :9292; empty disables it.")
 		fs.StringVar(&co.addr, "console-bind-address", "",
 			"Read-only web console address, such as :8080; empty disables it.")
-		fs.StringVar(&co.secret, "console-session-secret", "kuvryn-sync-system/kuvryn-web-console-session",
+		fs.StringVar(&co.secret, "console-session-secret", "kuvryn-sync-system/kuvryn-sync-web-console-session",
 			"Secret (namespace/name) holding the console's session key; created with a random key when absent.")
 		fs.DurationVar(&co.ttl, "console-session-ttl", 8*time.Hour, "How long a console sign-in lasts.")
 	}}
@@ -96,7 +96,7 @@ type consoleOptions struct {
 func consoleListener(mgr ctrl.Manager, o consoleOptions) (*serve.Listener, error) {
 	ns, name, ok := strings.Cut(o.secret, "/")
 	if !ok || ns == "" || name == "" || strings.Contains(name, "/") {
-		return nil, fmt.Errorf("--console-session-secret %q: want namespace/name, such as kuvryn-sync-system/kuvryn-web-console-session", o.secret)
+		return nil, fmt.Errorf("--console-session-secret %q: want namespace/name, such as kuvryn-sync-system/kuvryn-sync-web-console-session", o.secret)
 	}
 	l := &serve.Listener{Name: "console", Addr: o.addr}
 	l.Before = func(ctx context.Context) error {

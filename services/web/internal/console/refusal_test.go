@@ -21,7 +21,7 @@ func TestUnprivilegedToken_SeesARefusalPage(t *testing.T) {
 			if resp.status != http.StatusForbidden {
 				t.Fatalf("status %d, want 403:\n%s", resp.status, resp.body)
 			}
-			for _, want := range []string{`id="refused"`, user, "forbidden", "kuvryn-viewer"} {
+			for _, want := range []string{`id="refused"`, user, "forbidden", "kuvryn-sync-viewer"} {
 				if !strings.Contains(resp.body, want) {
 					t.Errorf("refusal page lacks %q:\n%s", want, resp.body)
 				}

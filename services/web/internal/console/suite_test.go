@@ -29,12 +29,12 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 
 	syncv1 "github.com/kuvryn/kuvryn-sync/apis/v1alpha1"
-	"github.com/kuvryn/kuvryn-sync/pkg/controlplane"
+	"github.com/kuvryn/kuvryn-sync/pkg/testkit/controlplane"
 	"github.com/kuvryn/kuvryn-sync/pkg/manager"
 )
 
 // The suite runs one real API server. The console under test runs as a
-// user holding only the web and web-console ClusterRoles of deploy/rbac,
+// user holding only the common, web and web-console roles of deploy/rbac,
 // and people sign in with ServiceAccount tokens the API server issued,
 // bound (or not) to the viewer ClusterRole of deploy/rbac.
 var (
@@ -80,8 +80,8 @@ func TestMain(m *testing.M) {
 	os.Exit(code)
 }
 
-// installRoles applies the web, web-console and viewer roles of deploy/rbac
-// and binds the first two to consoleUser.
+// installRoles applies the common, web, web-console and viewer roles of
+// deploy/rbac and binds all but the viewer role to consoleUser.
 func installRoles(ctx context.Context) error {
 	root, err := controlplane.RepoRoot()
 	if err != nil {
@@ -90,7 +90,7 @@ func installRoles(ctx context.Context) error {
 	if err := admin.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "kuvryn-sync-system"}}); err != nil {
 		return err
 	}
-	for _, file := range []string{"web_role.yaml", "web_console_role.yaml", "viewer_role.yaml"} {
+	for _, file := range []string{"common_role.yaml", "web_role.yaml", "web_console_role.yaml", "viewer_role.yaml"} {
 		data, err := os.ReadFile(filepath.Join(root, "deploy", "rbac", file))
 		if err != nil {
 			return err
@@ -173,7 +173,7 @@ func (f *fixture) token(name string, viewer bool) string {
 	ctx := context.Background()
 	must(f.t, admin.Create(ctx, &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Namespace: f.ns, Name: name}}))
 	if viewer {
-		must(f.t, bind(ctx, "ClusterRole", "", "kuvryn-viewer",
+		must(f.t, bind(ctx, "ClusterRole", "", "kuvryn-sync-viewer",
 			rbacv1.Subject{Kind: rbacv1.ServiceAccountKind, Namespace: f.ns, Name: name}))
 	}
 	tr, err := clientset.CoreV1().ServiceAccounts(f.ns).CreateToken(ctx, name, &authenticationv1.TokenRequest{}, metav1.CreateOptions{})
