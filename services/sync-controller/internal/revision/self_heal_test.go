@@ -3,7 +3,9 @@ package revision
 import (
 	"testing"
 
+	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	syncv1 "github.com/kuvryn/kuvryn-sync/apis/v1alpha1"
@@ -63,6 +65,56 @@ func TestSelfHeal_HandEditsAreRolledBack(t *testing.T) {
 			})
 			eventually(t, "the Application Synced again", func() bool {
 				return e.application("shop").Status.Sync == syncv1.SyncStateSynced
+			}, nil)
+		})
+	}
+}
+
+// TestSelfHeal_ScaleAndSetImageAreRolledBack: kubectl scale writes through
+// the scale subresource and kubectl set image with a strategic merge patch;
+// both are hand edits that an automatic Application rolls back.
+func TestSelfHeal_ScaleAndSetImageAreRolledBack(t *testing.T) {
+	tests := []struct {
+		manager string
+		edit    func(t *testing.T, dep *appsv1.Deployment)
+		field   string
+	}{
+		{"kubectl-scale", func(t *testing.T, dep *appsv1.Deployment) {
+			must(t, admin.SubResource("scale").Patch(t.Context(), dep, client.RawPatch(types.MergePatchType, []byte(`{"spec":{"replicas":3}}`)),
+				client.FieldOwner("kubectl-scale")))
+		}, ".spec.replicas"},
+		{"kubectl-set", func(t *testing.T, dep *appsv1.Deployment) {
+			base := dep.DeepCopy()
+			dep.Spec.Template.Spec.Containers[0].Image = "web:6.6.6"
+			must(t, admin.Patch(t.Context(), dep, client.StrategicMergeFrom(base), client.FieldOwner("kubectl-set")))
+		}, ".image"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.manager, func(t *testing.T) {
+			t.Parallel()
+			e := newEnv(t)
+			e.startController(driftOptions())
+			e.createApplication("shop", nil)
+			name := e.publish("shop", object(t, webDeployment))
+			e.waitForPhase(name, syncv1.PhaseHealthy)
+
+			dep := &appsv1.Deployment{}
+			key := client.ObjectKey{Namespace: e.ns, Name: "web"}
+			must(t, admin.Get(t.Context(), key, dep))
+			tt.edit(t, dep)
+
+			eventually(t, "the hand edit rolled back", func() bool {
+				live := &appsv1.Deployment{}
+				must(t, admin.Get(t.Context(), key, live))
+				return live.Spec.Replicas != nil && *live.Spec.Replicas == 2 && live.Spec.Template.Spec.Containers[0].Image == "web:1"
+			}, func() string { return describeRevision(e.revision(name)) })
+			eventually(t, "a DriftCorrected Event naming the object, the field and the manager", func() bool {
+				for _, ev := range e.events("shop", syncv1.ReasonDriftCorrected) {
+					if contains(ev.Note, "Deployment.apps "+e.ns+"/web", tt.field, `"`+tt.manager+`"`) {
+						return true
+					}
+				}
+				return false
 			}, nil)
 		})
 	}
