@@ -5,7 +5,6 @@ import (
 
 	"github.com/urfave/cli/v2"
 
-	syncv1 "github.com/kuvryn/kuvryn-sync/apis/v1alpha1"
 	"github.com/kuvryn/kuvryn-sync/pkg/graph"
 )
 
@@ -56,7 +55,7 @@ func graphCommand(e *env) *cli.Command {
 			if len(roots) == 0 {
 				return fmt.Errorf("Revision %s/%s has applied nothing yet (status.inventory is empty); the graph starts from the objects a rollout applied", rev.Namespace, rev.Name)
 			}
-			snap, err := graph.Collect(c.Context, k8s, destination(app), roots)
+			snap, err := graph.Collect(c.Context, k8s, app.DestinationNamespace(), roots)
 			if err != nil {
 				return fmt.Errorf("reading the live objects of Application %s/%s: %w", app.Namespace, app.Name, err)
 			}
@@ -71,12 +70,4 @@ func graphCommand(e *env) *cli.Command {
 			return graph.WriteText(e.out, g)
 		},
 	}
-}
-
-// destination is the namespace an Application's objects live in.
-func destination(app *syncv1.Application) string {
-	if ns := app.Spec.Destination.Namespace; ns != "" {
-		return ns
-	}
-	return app.Namespace
 }

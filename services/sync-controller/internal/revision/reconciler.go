@@ -206,8 +206,9 @@ func (r *Reconciler) phases() []phase {
 		{name: "prune", run: r.prune},
 		{name: "postSyncHooks", run: r.runHooks(hook.PostSync)},
 		{name: "assessHealth", run: r.assessHealth},
-		// Phase 13 is diagnosis (phase13_<name>.go): it reads the health
-		// assessHealth just recorded, before drift and retry act on it.
+		// diagnose reads the health assessHealth just recorded, before
+		// drift and retry act on it.
+		{name: "diagnose", run: r.diagnose},
 		{name: "detectDrift", run: r.detectDrift},
 		{name: "retry", run: r.retry},
 		{name: "collectGarbage", run: r.collectGarbage, always: true},
