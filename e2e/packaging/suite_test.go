@@ -77,13 +77,14 @@ func serviceNamed(name string) service {
 // deploy/default gives the same object.
 func rawNames() map[string]string {
 	m := map[string]string{
-		chartPrefix + "-common":       "kuvryn-sync-common",
-		chartPrefix + "-webhook":      "kuvryn-sync-webhook",
-		chartPrefix + "-webhook-cert": "kuvryn-sync-webhook-cert",
-		chartPrefix + "-application":  "kuvryn-sync-application",
-		chartPrefix + "-receiver":     "kuvryn-sync-receiver",
-		chartPrefix + "-web-console":  "kuvryn-sync-web-console",
-		chartPrefix + "-viewer":       "kuvryn-sync-viewer",
+		chartPrefix + "-common":          "kuvryn-sync-common",
+		chartPrefix + "-webhook":         "kuvryn-sync-webhook",
+		chartPrefix + "-webhook-cert":    "kuvryn-sync-webhook-cert",
+		chartPrefix + "-application":     "kuvryn-sync-application",
+		chartPrefix + "-receiver":        "kuvryn-sync-receiver",
+		chartPrefix + "-web-console":     "kuvryn-sync-web-console",
+		chartPrefix + "-viewer":          "kuvryn-sync-viewer",
+		chartPrefix + "-web-stamps-only": "kuvryn-sync-web-stamps-only",
 	}
 	for _, s := range services {
 		m[chartPrefix+s.chartSuffix] = s.raw
@@ -452,12 +453,15 @@ func ownedBy(svc string) []id {
 		owned = append(owned, webhookObjects...)
 	}
 	// The console's session-key Role and the viewer ClusterRole for the
-	// people who sign in to it.
+	// people who sign in to it; the policy holding the receiver to its
+	// annotations.
 	if svc == "web" {
 		owned = append(owned,
 			id{"Role", systemNamespace, "kuvryn-sync-web-console"},
 			id{"RoleBinding", systemNamespace, "kuvryn-sync-web-console"},
-			id{"ClusterRole", "", "kuvryn-sync-viewer"})
+			id{"ClusterRole", "", "kuvryn-sync-viewer"},
+			id{"ValidatingAdmissionPolicy", "", raw + "-stamps-only"},
+			id{"ValidatingAdmissionPolicyBinding", "", raw + "-stamps-only"})
 	}
 	return owned
 }

@@ -1,0 +1,61 @@
+package scenarios_test
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/tools/clientcmd"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	syncv1 "github.com/kuvryn/kuvryn-sync/apis/v1alpha1"
+	"github.com/kuvryn/kuvryn-sync/pkg/manager"
+)
+
+// TestE2E_ReceiverAccountMayOnlyStampAnnotations patches a Repository as
+// the web service's ServiceAccount: RBAC grants patch, and the admission
+// policy of deploy/rbac refuses every change but the request annotations.
+func TestE2E_ReceiverAccountMayOnlyStampAnnotations(t *testing.T) {
+	ns := namespace(t, "e2e-receiver-stamps")
+	webhookRepository(t, ns, "platform", configMapApp("v1"))
+	kubeconfig, err := env.Kubeconfig(t.Context(), manager.InstallName("web"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg, err := clientcmd.BuildConfigFromFlags("", kubeconfig)
+	if err != nil {
+		t.Fatal(err)
+	}
+	web, err := client.New(cfg, client.Options{Scheme: manager.Scheme()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cases := []struct {
+		name    string
+		patch   string
+		allowed bool
+	}{
+		{"spec", `{"spec":{"pollInterval":"1s"}}`, false},
+		{"a label", `{"metadata":{"labels":{"team":"payments"}}}`, false},
+		{"another annotation", `{"metadata":{"annotations":{"team":"payments"}}}`, false},
+		{"a finalizer", `{"metadata":{"finalizers":["example.com/keep"]}}`, false},
+		{"reconcile-requested-at", `{"metadata":{"annotations":{"` + syncv1.ReconcileRequestedAtAnnotation + `":"now"}}}`, true},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			repo := &syncv1.Repository{}
+			repo.Namespace, repo.Name = ns, "platform"
+			var err error
+			// The policy takes effect a moment after it is installed.
+			eventually(t, 30*time.Second, "the policy to decide on "+c.name, func() bool {
+				err = web.Patch(t.Context(), repo, client.RawPatch(types.MergePatchType, []byte(c.patch)),
+					client.FieldOwner(syncv1.FieldManagerWeb))
+				return (err == nil) == c.allowed
+			})
+			if !c.allowed && !strings.Contains(err.Error(), "kuvryn-sync-web-stamps-only") {
+				t.Fatalf("refused, but not by the policy: %v", err)
+			}
+		})
+	}
+}
