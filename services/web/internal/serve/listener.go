@@ -56,6 +56,7 @@ func (l *Listener) Start(ctx context.Context) error {
 	}()
 	a := ln.Addr()
 	l.addr.Store(&a)
+	defer l.addr.Store(nil)
 	err = srv.Serve(ln)
 	if errors.Is(err, http.ErrServerClosed) {
 		<-stopped
@@ -67,7 +68,7 @@ func (l *Listener) Start(ctx context.Context) error {
 // NeedLeaderElection is false: every replica serves.
 func (l *Listener) NeedLeaderElection() bool { return false }
 
-// Ready is a readiness check: an error until the listener is bound.
+// Ready is a readiness check: an error unless the listener is bound.
 func (l *Listener) Ready(*http.Request) error {
 	if l.addr.Load() == nil {
 		return fmt.Errorf("%s is not listening on %s yet", l.Name, l.Addr)
