@@ -36,7 +36,7 @@ func TestE2E_ReceiverAccountMayOnlyStampAnnotations(t *testing.T) {
 		patch   string
 		allowed bool
 	}{
-		{"spec", `{"spec":{"pollInterval":"1s"}}`, false},
+		{"spec", `{"spec":{"pollInterval":"30s"}}`, false},
 		{"a label", `{"metadata":{"labels":{"team":"payments"}}}`, false},
 		{"another annotation", `{"metadata":{"annotations":{"team":"payments"}}}`, false},
 		{"a finalizer", `{"metadata":{"finalizers":["example.com/keep"]}}`, false},
@@ -46,15 +46,22 @@ func TestE2E_ReceiverAccountMayOnlyStampAnnotations(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			repo := &syncv1.Repository{}
 			repo.Namespace, repo.Name = ns, "platform"
-			var err error
-			// The policy takes effect a moment after it is installed.
-			eventually(t, 30*time.Second, "the policy to decide on "+c.name, func() bool {
-				err = web.Patch(t.Context(), repo, client.RawPatch(types.MergePatchType, []byte(c.patch)),
-					client.FieldOwner(syncv1.FieldManagerWeb))
-				return (err == nil) == c.allowed
-			})
-			if !c.allowed && !strings.Contains(err.Error(), "kuvryn-sync-web-stamps-only") {
-				t.Fatalf("refused, but not by the policy: %v", err)
+			patch := func(opts ...client.PatchOption) error {
+				return web.Patch(t.Context(), repo, client.RawPatch(types.MergePatchType, []byte(c.patch)),
+					append(opts, client.FieldOwner(syncv1.FieldManagerWeb))...)
+			}
+			// The policy takes effect a moment after it is installed; dry
+			// runs, which admission sees too, keep the Repository unchanged
+			// until it does.
+			if !c.allowed {
+				eventually(t, time.Minute, "the policy to refuse "+c.name, func() bool { return patch(client.DryRunAll) != nil })
+			}
+			err := patch()
+			if c.allowed && err != nil {
+				t.Fatalf("refused: %v", err)
+			}
+			if !c.allowed && (err == nil || !strings.Contains(err.Error(), "kuvryn-sync-web-stamps-only")) {
+				t.Fatalf("not refused by the policy: %v", err)
 			}
 		})
 	}

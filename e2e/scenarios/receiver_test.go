@@ -11,6 +11,7 @@ import (
 	"net/http"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -31,7 +32,8 @@ const webhookToken = "e2e-webhook-token"
 // server and sends GitHub's signed push event to the web service's
 // receiver, running as its own process under its own RBAC. The Repository
 // polls only hourly, so only the webhook can make it fetch: a new Revision
-// is rendered and applied.
+// is rendered and applied, and the service counts both requests in its
+// metrics.
 func TestE2E_PushWebhookFetchesAtOnceAndRollsOut(t *testing.T) {
 	ns := namespace(t, "e2e-receiver")
 	gitRepo := webhookRepository(t, ns, "platform", configMapApp("v1"))
@@ -40,6 +42,8 @@ func TestE2E_PushWebhookFetchesAtOnceAndRollsOut(t *testing.T) {
 	if _, err := gitRepo.Commit(map[string]string{"configmap.yaml": configMap("v2")}, "v2"); err != nil {
 		t.Fatal(err)
 	}
+	receiver(t)
+	accepted, unauthorized := receiverCount(t, "accepted"), receiverCount(t, "unauthorized")
 	status, body := pushHook(t, ns, "platform", gitRepo.URL())
 	if status != http.StatusAccepted {
 		t.Fatalf("signed push: %d %q, want 202", status, body)
@@ -57,6 +61,9 @@ func TestE2E_PushWebhookFetchesAtOnceAndRollsOut(t *testing.T) {
 	status, _ = pushHookSigned(t, ns, "platform", gitRepo.URL(), "a guess")
 	if status != http.StatusUnauthorized {
 		t.Fatalf("push signed with another secret: %d, want 401", status)
+	}
+	if a, u := receiverCount(t, "accepted")-accepted, receiverCount(t, "unauthorized")-unauthorized; a != 1 || u != 1 {
+		t.Fatalf("the web service counted %d accepted and %d unauthorized requests, want 1 and 1", a, u)
 	}
 }
 
@@ -87,7 +94,9 @@ func TestE2E_WebRefusesToStartWithoutAListener(t *testing.T) {
 var (
 	receiverOnce sync.Once
 	receiverAddr string
-	receiverErr  error
+	// receiverMetrics serves the web service's metrics over plain HTTP.
+	receiverMetrics string
+	receiverErr     error
 )
 
 // receiver starts the web service with the webhook receiver, once, and
@@ -95,13 +104,14 @@ var (
 func receiver(tb testing.TB) string {
 	tb.Helper()
 	receiverOnce.Do(func() {
-		var l net.Listener
-		if l, receiverErr = net.Listen("tcp", "127.0.0.1:0"); receiverErr != nil {
+		if receiverAddr, receiverErr = freeAddress(); receiverErr != nil {
 			return
 		}
-		receiverAddr = l.Addr().String()
-		l.Close()
-		if _, receiverErr = env.StartService(tb.Context(), "web", "--webhook-receiver-bind-address="+receiverAddr); receiverErr != nil {
+		if receiverMetrics, receiverErr = freeAddress(); receiverErr != nil {
+			return
+		}
+		if _, receiverErr = env.StartService(tb.Context(), "web", "--webhook-receiver-bind-address="+receiverAddr,
+			"--metrics-bind-address="+receiverMetrics, "--metrics-secure=false"); receiverErr != nil {
 			return
 		}
 		// The receiver binds only once its caches are synced.
@@ -126,6 +136,43 @@ func receiver(tb testing.TB) string {
 		tb.Fatal(receiverErr)
 	}
 	return receiverAddr
+}
+
+// freeAddress is a loopback address no one listens on now.
+func freeAddress() (string, error) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return "", err
+	}
+	defer l.Close()
+	return l.Addr().String(), nil
+}
+
+// receiverCount reads kuvryn_sync_webhook_receiver_requests_total{result}
+// from the web service's metrics.
+func receiverCount(t *testing.T, result string) int {
+	t.Helper()
+	resp, err := http.Get("http://" + receiverMetrics + "/metrics")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	prefix := `kuvryn_sync_webhook_receiver_requests_total{result="` + result + `"} `
+	for _, line := range strings.Split(string(b), "\n") {
+		if n, ok := strings.CutPrefix(line, prefix); ok {
+			v, err := strconv.Atoi(n)
+			if err != nil {
+				t.Fatalf("%s: %v", line, err)
+			}
+			return v
+		}
+	}
+	t.Fatalf("the web service's metrics lack %s", prefix)
+	return 0
 }
 
 // webhookRepository serves a Git repository with files and creates a
