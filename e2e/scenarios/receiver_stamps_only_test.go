@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -15,7 +16,8 @@ import (
 
 // TestE2E_ReceiverAccountMayOnlyStampAnnotations patches a Repository as
 // the web service's ServiceAccount: RBAC grants patch, and the admission
-// policy of deploy/rbac refuses every change but the request annotations.
+// policy of deploy/rbac refuses every change but the request annotations,
+// while another ServiceAccount may still change anything.
 func TestE2E_ReceiverAccountMayOnlyStampAnnotations(t *testing.T) {
 	ns := namespace(t, "e2e-receiver-stamps")
 	webhookRepository(t, ns, "platform", configMapApp("v1"))
@@ -64,5 +66,19 @@ func TestE2E_ReceiverAccountMayOnlyStampAnnotations(t *testing.T) {
 				t.Fatalf("not refused by the policy: %v", err)
 			}
 		})
+	}
+	// Now that the policy refuses, another ServiceAccount allowed to patch
+	// Repositories is still not held to it.
+	other := rest.CopyConfig(env.CP.Config)
+	other.Impersonate = rest.ImpersonationConfig{UserName: "system:serviceaccount:" + ns + ":deployer", Groups: []string{"system:masters"}}
+	deployer, err := client.New(other, client.Options{Scheme: manager.Scheme()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	repo := &syncv1.Repository{}
+	repo.Namespace, repo.Name = ns, "platform"
+	if err := deployer.Patch(t.Context(), repo, client.RawPatch(types.MergePatchType,
+		[]byte(`{"spec":{"pollInterval":"2h"},"metadata":{"labels":{"team":"platform"}}}`))); err != nil {
+		t.Fatalf("another ServiceAccount's patch: %v", err)
 	}
 }
