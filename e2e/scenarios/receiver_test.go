@@ -68,8 +68,8 @@ func TestE2E_PushWebhookFetchesAtOnceAndRollsOut(t *testing.T) {
 }
 
 // TestE2E_WebRefusesToStartWithoutAListener runs the web binary with no
-// listener configured: it must exit with an error saying so instead of
-// reporting ready while serving nothing.
+// listener configured: it must exit with an error naming the flags instead
+// of reporting ready while serving nothing.
 func TestE2E_WebRefusesToStartWithoutAListener(t *testing.T) {
 	kubeconfig, err := env.Kubeconfig(t.Context(), manager.InstallName("web"))
 	if err != nil {
@@ -86,7 +86,7 @@ func TestE2E_WebRefusesToStartWithoutAListener(t *testing.T) {
 		_ = cmd.Process.Kill()
 		t.Fatal("web without --webhook-receiver-bind-address kept running")
 	}
-	if err == nil || !strings.Contains(string(out), "nothing to serve: set --webhook-receiver-bind-address") {
+	if err == nil || !strings.Contains(string(out), "nothing to serve: set") || !strings.Contains(string(out), "--webhook-receiver-bind-address") {
 		t.Fatalf("web without a listener: %v\n%s", err, out)
 	}
 }
