@@ -78,6 +78,10 @@ unit: testbin ## Unit tests and tests against the real API server.
 e2e: testbin build ## API validation and end-to-end scenarios on the local control plane.
 	$(GO) test -count=1 -timeout 40m ./e2e/...
 
+.PHONY: e2e-chaos
+e2e-chaos: testbin build ## Fault suite: SIGKILL the sync- and source-controller in 10 hooked rollouts (KUVRYN_CHAOS_ROLLOUTS, KUVRYN_CHAOS_SEED).
+	KUVRYN_CHAOS_ROLLOUTS=$${KUVRYN_CHAOS_ROLLOUTS:-10} $(GO) test -count=1 -v -timeout 40m -run '^TestE2E_Chaos' ./e2e/scenarios/
+
 .PHONY: lint
 lint: $(STATICCHECK) ## gofmt, go vet and staticcheck.
 	@out=$$(gofmt -l $(MODULES) tools); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi

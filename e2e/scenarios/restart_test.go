@@ -20,12 +20,7 @@ func TestE2E_SyncControllerKilledMidRolloutResumesWithoutRerunningHooks(t *testi
 	ns := namespace(t, "e2e-restart")
 	gate := "gate.e2e.kuvryn.io/" + ns
 	repository(t, ns, "platform", map[string]string{
-		".ksync.yaml": `metadata: {name: shop}
-spec:
-  source: {path: app}
-  serviceAccountName: deployer
-  sync: {automatic: true}
-`,
+		".ksync.yaml":      shopApplication,
 		"app/migrate.yaml": hookJob("migrate", "pre-sync"),
 		"app/smoke.yaml":   hookJob("smoke", "post-sync"),
 		// The Deployment's Pods cannot schedule until the test labels the
@@ -92,6 +87,15 @@ spec:
 		t.Errorf("%d Jobs in %s, want one per hook", len(jobs.Items), ns)
 	}
 }
+
+// shopApplication declares the Application shop, rendered from app/ and
+// rolled out automatically as the deployer ServiceAccount.
+const shopApplication = `metadata: {name: shop}
+spec:
+  source: {path: app}
+  serviceAccountName: deployer
+  sync: {automatic: true}
+`
 
 func hookJob(name, stage string) string {
 	return `apiVersion: batch/v1

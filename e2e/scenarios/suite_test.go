@@ -22,9 +22,10 @@ import (
 
 var (
 	env *harness.Env
-	// syncController is the running sync-controller, for tests that kill
-	// and restart it.
-	syncController *harness.Process
+	// syncController and sourceController are the running services, for
+	// tests that kill and restart them.
+	syncController   *harness.Process
+	sourceController *harness.Process
 )
 
 func TestMain(m *testing.M) {
@@ -76,7 +77,8 @@ func run(m *testing.M) int {
 // its admission webhook registered (failurePolicy Fail), and waits until the
 // webhook serves.
 func startServices(ctx context.Context, dir string) error {
-	if _, err := env.StartService(ctx, "source-controller", "--source-cache-dir="+filepath.Join(dir, "cache")); err != nil {
+	var err error
+	if sourceController, err = env.StartService(ctx, "source-controller", "--source-cache-dir="+filepath.Join(dir, "cache")); err != nil {
 		return err
 	}
 	flags, err := env.EnableWebhooks(ctx)

@@ -1,0 +1,235 @@
+package scenarios_test
+
+import (
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"sort"
+	"strconv"
+	"sync"
+	"testing"
+	"time"
+
+	batchv1 "k8s.io/api/batch/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/watch"
+	"k8s.io/client-go/kubernetes"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	syncv1 "github.com/kuvryn/kuvryn-sync/apis/v1alpha1"
+	"github.com/kuvryn/kuvryn-sync/pkg/testkit/controlplane"
+)
+
+// Environment of the fault suite: how many rollouts to disturb (two kills
+// each, one per service) and the seed of the kill points. CI runs one
+// rollout; make e2e-chaos runs ten.
+const (
+	chaosRolloutsEnv = "KUVRYN_CHAOS_ROLLOUTS"
+	chaosSeedEnv     = "KUVRYN_CHAOS_SEED"
+	// chaosWindow is how long after a Repository is created a kill may
+	// come: about as long as an undisturbed rollout of the test's
+	// Application, so most kills land in one.
+	chaosWindow = 12 * time.Second
+)
+
+// TestE2E_Chaos_KilledServicesCompleteEveryRolloutAndRunNoHookTwice sends
+// SIGKILL to the sync-controller and the source-controller at seeded random
+// points of rollouts with a pre-sync hook, three waves and a post-sync hook,
+// and restarts them. After each, the rollout completes and no hook Job was
+// created twice, as counted from a watch on the API server.
+func TestE2E_Chaos_KilledServicesCompleteEveryRolloutAndRunNoHookTwice(t *testing.T) {
+	rollouts := 1
+	if v := os.Getenv(chaosRolloutsEnv); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 1 {
+			t.Fatalf("%s=%q: want a positive number of rollouts", chaosRolloutsEnv, v)
+		}
+		rollouts = n
+	}
+	seed := time.Now().UnixNano()
+	if v := os.Getenv(chaosSeedEnv); v != "" {
+		var err error
+		if seed, err = strconv.ParseInt(v, 10, 64); err != nil {
+			t.Fatalf("%s=%q: want an integer", chaosSeedEnv, v)
+		}
+	}
+	t.Logf("chaos seed %d (rerun with %s=%d), %d rollouts", seed, chaosSeedEnv, seed, rollouts)
+	rng := rand.New(rand.NewPCG(uint64(seed), 0))
+	clientset, err := kubernetes.NewForConfig(env.CP.Config)
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	kills := map[string]int{}
+	midRollout, completed, rerun := 0, 0, 0
+	for i := range rollouts {
+		ns := namespace(t, fmt.Sprintf("e2e-chaos-%d", i))
+		jobs := watchJobCreations(t, clientset, ns)
+		type kill struct {
+			at      time.Duration
+			service string
+		}
+		plan := []kill{
+			{time.Duration(rng.Int64N(int64(chaosWindow))), "sync-controller"},
+			{time.Duration(rng.Int64N(int64(chaosWindow))), "source-controller"},
+		}
+		sort.Slice(plan, func(a, b int) bool { return plan[a].at < plan[b].at })
+		t.Logf("rollout %d: kill %s at %s, %s at %s", i, plan[0].service, plan[0].at, plan[1].service, plan[1].at)
+
+		start := time.Now()
+		repository(t, ns, "platform", chaosRepository())
+		for _, k := range plan {
+			time.Sleep(time.Until(start.Add(k.at)))
+			if !deployed(t, ns, "shop") {
+				midRollout++
+			}
+			restartService(t, k.service)
+			kills[k.service]++
+		}
+		waitHealthy(t, ns, "shop", "")
+		completed++
+
+		rev := get(t, &syncv1.Revision{}, ns, get(t, &syncv1.Application{}, ns, "shop").Status.DeployedRevision)
+		for _, hook := range []string{"migrate", "smoke"} {
+			if got := hookState(rev, hook); got != syncv1.HookSucceeded {
+				t.Errorf("rollout %d (seed %d): hook %s is %q, want Succeeded", i, seed, hook, got)
+			}
+		}
+		for name, n := range jobs.created() {
+			if n > 1 {
+				rerun++
+				t.Errorf("rollout %d (seed %d): hook Job %s created %d times", i, seed, name, n)
+			}
+		}
+	}
+	t.Logf("chaos seed %d: %d kills (sync-controller %d, source-controller %d; %d before the rollout completed), "+
+		"%d/%d rollouts completed, %d hook Jobs created twice",
+		seed, kills["sync-controller"]+kills["source-controller"], kills["sync-controller"], kills["source-controller"],
+		midRollout, completed, rollouts, rerun)
+}
+
+// chaosRepository is an Application with a pre-sync hook, a Deployment in
+// each of three waves and a post-sync hook.
+func chaosRepository() map[string]string {
+	files := map[string]string{
+		".ksync.yaml":      shopApplication,
+		"app/migrate.yaml": hookJob("migrate", "pre-sync"),
+		"app/smoke.yaml":   hookJob("smoke", "post-sync"),
+	}
+	for w := range 3 {
+		name := fmt.Sprintf("web-%d", w)
+		files["app/"+name+".yaml"] = fmt.Sprintf(`apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: %[1]s
+  annotations: {sync.kuvryn.io/sync-wave: "%[2]d"}
+spec:
+  replicas: 1
+  selector: {matchLabels: {app: %[1]s}}
+  template:
+    metadata: {labels: {app: %[1]s}}
+    spec:
+      containers: [{name: web, image: "web:1.0"}]
+`, name, w)
+	}
+	return files
+}
+
+func deployed(t *testing.T, ns, name string) bool {
+	t.Helper()
+	var app syncv1.Application
+	err := env.Client.Get(t.Context(), client.ObjectKey{Namespace: ns, Name: name}, &app)
+	return err == nil && app.Status.DeployedRevision != "" && app.Status.DeployedRevision == app.Status.DesiredRevision
+}
+
+// restartService kills service with SIGKILL and starts it again with the
+// same flags; the sync-controller is restarted only once its webhook
+// serves again, as Applications cannot change without it.
+func restartService(t *testing.T, service string) {
+	t.Helper()
+	running := &sourceController
+	if service == "sync-controller" {
+		running = &syncController
+	}
+	(*running).Kill()
+	restarted, err := env.Restart(t.Context(), *running)
+	if err != nil {
+		t.Fatal(err)
+	}
+	*running = restarted
+	if service == "sync-controller" {
+		if err := controlplane.WaitForWebhooks(t.Context(), env.Client, "default", 2*time.Minute); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// jobCreations counts, per Job name, the distinct objects (UIDs) the API
+// server's watch reported in one namespace.
+type jobCreations struct {
+	mu   sync.Mutex
+	uids map[string]map[types.UID]bool
+}
+
+func (j *jobCreations) created() map[string]int {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	out := make(map[string]int, len(j.uids))
+	for name, uids := range j.uids {
+		out[name] = len(uids)
+	}
+	return out
+}
+
+// watchJobCreations watches the Jobs of ns until the test ends, watching
+// again from the last resourceVersion whenever the API server ends a watch
+// (as it does on timeouts and restarts), so no creation goes unseen.
+func watchJobCreations(t *testing.T, clientset kubernetes.Interface, ns string) *jobCreations {
+	t.Helper()
+	j := &jobCreations{uids: map[string]map[types.UID]bool{}}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	t.Cleanup(func() { cancel(); <-done })
+	first, err := clientset.BatchV1().Jobs(ns).Watch(ctx, metav1.ListOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	go func() {
+		defer close(done)
+		w, rv := watch.Interface(first), ""
+		for {
+			for ev := range w.ResultChan() {
+				if ev.Type == watch.Error {
+					// Too old a resourceVersion: watch from a fresh list,
+					// whose ADDED events only repeat UIDs already counted.
+					rv = ""
+					continue
+				}
+				job, ok := ev.Object.(*batchv1.Job)
+				if !ok {
+					continue
+				}
+				rv = job.ResourceVersion
+				j.mu.Lock()
+				if j.uids[job.Name] == nil {
+					j.uids[job.Name] = map[types.UID]bool{}
+				}
+				j.uids[job.Name][job.UID] = true
+				j.mu.Unlock()
+			}
+			for {
+				if ctx.Err() != nil {
+					return
+				}
+				var err error
+				if w, err = clientset.BatchV1().Jobs(ns).Watch(ctx, metav1.ListOptions{ResourceVersion: rv}); err == nil {
+					break
+				}
+				time.Sleep(time.Second)
+			}
+		}
+	}()
+	return j
+}
