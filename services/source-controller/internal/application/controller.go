@@ -13,6 +13,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/client-go/tools/events"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
@@ -28,6 +29,8 @@ import (
 	"github.com/kuvryn/kuvryn-sync/services/source-controller/internal/chart"
 	"github.com/kuvryn/kuvryn-sync/services/source-controller/internal/gitrepo"
 	"github.com/kuvryn/kuvryn-sync/services/source-controller/internal/render"
+	"github.com/kuvryn/kuvryn-sync/services/source-controller/internal/repository"
+	"github.com/kuvryn/kuvryn-sync/services/source-controller/internal/retry"
 )
 
 // repositoryRefIndex indexes Applications by spec.source.repositoryRef.name.
@@ -36,6 +39,9 @@ const repositoryRefIndex = ".spec.source.repositoryRef.name"
 // Reconciler renders Applications into Revisions.
 type Reconciler struct {
 	Client client.Client
+	// Repositories reads Repositories unstructured, from the manager's
+	// cache: see repository.Decode.
+	Repositories client.Reader
 	// APIReader reads Secrets and ConfigMaps (keys, values, credentials)
 	// without caching every Secret in the cluster.
 	APIReader client.Reader
@@ -43,6 +49,9 @@ type Reconciler struct {
 	Charts    *chart.Puller
 	Events    events.EventRecorder
 	Now       func() time.Time
+	// Retry spaces out renders after a chart pull failed, up to the
+	// Repository's poll interval.
+	Retry *retry.Backoff
 }
 
 // SetupWithManager renders on Application spec changes and on new commits of
@@ -50,6 +59,9 @@ type Reconciler struct {
 func (r *Reconciler) SetupWithManager(ctx context.Context, mgr ctrl.Manager) error {
 	if r.Now == nil {
 		r.Now = time.Now
+	}
+	if r.Retry == nil {
+		r.Retry = &retry.Backoff{}
 	}
 	if err := mgr.GetFieldIndexer().IndexField(ctx, &syncv1.Application{}, repositoryRefIndex,
 		func(o client.Object) []string {
@@ -59,7 +71,7 @@ func (r *Reconciler) SetupWithManager(ctx context.Context, mgr ctrl.Manager) err
 	}
 	return ctrl.NewControllerManagedBy(mgr).
 		For(&syncv1.Application{}, builder.WithPredicates(predicate.GenerationChangedPredicate{})).
-		Watches(&syncv1.Repository{}, handler.EnqueueRequestsFromMapFunc(r.applicationsOf),
+		Watches(repository.Unstructured(), handler.EnqueueRequestsFromMapFunc(r.applicationsOf),
 			builder.WithPredicates(artifactChanged{})).
 		Named("application-render").
 		Complete(r)
@@ -84,10 +96,12 @@ type artifactChanged struct{ predicate.Funcs }
 
 func (artifactChanged) Update(e event.UpdateEvent) bool {
 	commit := func(o client.Object) string {
-		if a := o.(*syncv1.Repository).Status.Artifact; a != nil {
-			return a.Commit
+		u, ok := o.(*unstructured.Unstructured)
+		if !ok {
+			return ""
 		}
-		return ""
+		c, _, _ := unstructured.NestedString(u.Object, "status", "artifact", "commit")
+		return c
 	}
 	return commit(e.ObjectOld) != commit(e.ObjectNew)
 }
@@ -111,9 +125,10 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (result ct
 	if err := r.Client.Get(ctx, req.NamespacedName, app); err != nil {
 		return ctrl.Result{}, client.IgnoreNotFound(err)
 	}
-	repo := &syncv1.Repository{}
 	repoKey := client.ObjectKey{Namespace: app.Namespace, Name: app.Spec.Source.RepositoryRef.Name}
-	if err := r.Client.Get(ctx, repoKey, repo); err != nil {
+	repo, err := repository.Get(ctx, r.Repositories, repoKey)
+	var specErr *repository.SpecError
+	if err != nil && !errors.As(err, &specErr) {
 		if client.IgnoreNotFound(err) != nil {
 			return ctrl.Result{}, err
 		}
@@ -140,9 +155,15 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (result ct
 			reason = ie.reason
 		}
 		msg := fmt.Sprintf("commit %s: %s", short(commit), err)
+		var result ctrl.Result
+		if ie != nil && ie.transient {
+			result.RequeueAfter = r.Retry.Failed(req.String(), repository.PollInterval(repo))
+			msg = fmt.Sprintf("%s; retrying in %s", msg, result.RequeueAfter)
+		}
 		r.Events.Eventf(app, nil, corev1.EventTypeWarning, reason, "Render", "%s", ssa.Truncate(msg))
-		return ctrl.Result{}, r.record(ctx, app, nil, renderedCondition(app, false, reason, msg))
+		return result, r.record(ctx, app, nil, renderedCondition(app, false, reason, msg))
 	}
+	r.Retry.Succeeded(req.String())
 	rev, created, err := r.ensureRevision(ctx, app, commit, out)
 	if err != nil {
 		return ctrl.Result{}, err

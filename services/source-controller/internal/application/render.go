@@ -18,10 +18,13 @@ import (
 )
 
 // inputError is a render input that could not be read (a key Secret, a
-// values Secret, a chart), with the reason to report.
+// values Secret, a chart), with the reason to report. transient marks a
+// failure that may heal without a change to Git or the Application, such
+// as a chart repository that is down.
 type inputError struct {
-	reason string
-	err    error
+	reason    string
+	err       error
+	transient bool
 }
 
 func (e *inputError) Error() string { return e.err.Error() }
@@ -165,7 +168,8 @@ func (r *Reconciler) pull(ctx context.Context, app *syncv1.Application, c *syncv
 	}
 	pulled, err := r.Charts.Pull(ctx, chart.Ref{Repository: c.Repository, Name: c.Name, Version: c.Version, Insecure: c.Insecure}, app.Namespace, creds)
 	if err != nil {
-		return nil, inputErr(syncv1.ReasonRenderFailed, "spec.source.render.helm.chart: %v", err)
+		return nil, &inputError{reason: syncv1.ReasonRenderFailed, transient: true,
+			err: fmt.Errorf("spec.source.render.helm.chart: %v", err)}
 	}
 	return pulled, nil
 }

@@ -8,11 +8,13 @@ import (
 	"time"
 
 	"github.com/go-logr/logr"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	syncv1 "github.com/kuvryn/kuvryn-sync/apis/v1alpha1"
 	"github.com/kuvryn/kuvryn-sync/services/source-controller/internal/chart"
 	"github.com/kuvryn/kuvryn-sync/services/source-controller/internal/gitrepo"
+	"github.com/kuvryn/kuvryn-sync/services/source-controller/internal/repository"
 )
 
 // The guide's schedule.
@@ -74,8 +76,8 @@ func (p *Pruner) Prune(ctx context.Context, now time.Time) error {
 func (p *Pruner) references(ctx context.Context) (map[gitrepo.RepoKey]map[string]bool, map[gitrepo.RepoKey]bool, error) {
 	ctx, cancel := context.WithTimeout(ctx, listTimeout)
 	defer cancel()
-	var repos syncv1.RepositoryList
-	if err := p.Client.List(ctx, &repos); err != nil {
+	repos := repository.UnstructuredList()
+	if err := p.Client.List(ctx, repos); err != nil {
 		return nil, nil, err
 	}
 	var apps syncv1.ApplicationList
@@ -95,10 +97,10 @@ func (p *Pruner) references(ctx context.Context) (map[gitrepo.RepoKey]map[string
 		keep[k][commit] = true
 	}
 	for _, r := range repos.Items {
-		k := gitrepo.RepoKey{Namespace: r.Namespace, Name: r.Name}
+		k := gitrepo.RepoKey{Namespace: r.GetNamespace(), Name: r.GetName()}
 		existing[k] = true
-		if r.Status.Artifact != nil {
-			add(k, r.Status.Artifact.Commit)
+		if commit, _, _ := unstructured.NestedString(r.Object, "status", "artifact", "commit"); commit != "" {
+			add(k, commit)
 		}
 	}
 	repoOf := map[client.ObjectKey]gitrepo.RepoKey{}

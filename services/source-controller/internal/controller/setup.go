@@ -22,12 +22,12 @@ func Setup(ctx context.Context, mgr ctrl.Manager, cacheDir string) error {
 	charts := &chart.Puller{Dir: filepath.Join(cacheDir, "charts")}
 	recorder := mgr.GetEventRecorder(syncv1.FieldManagerSource)
 	if err := (&repository.Reconciler{
-		Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(), Git: git, Events: recorder,
+		Client: mgr.GetClient(), Repositories: mgr.GetCache(), APIReader: mgr.GetAPIReader(), Git: git, Events: recorder,
 	}).SetupWithManager(mgr); err != nil {
 		return err
 	}
 	if err := (&application.Reconciler{
-		Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(), Git: git, Charts: charts, Events: recorder,
+		Client: mgr.GetClient(), Repositories: mgr.GetCache(), APIReader: mgr.GetAPIReader(), Git: git, Charts: charts, Events: recorder,
 	}).SetupWithManager(ctx, mgr); err != nil {
 		return err
 	}

@@ -23,6 +23,7 @@ import (
 	syncv1 "github.com/kuvryn/kuvryn-sync/apis/v1alpha1"
 	"github.com/kuvryn/kuvryn-sync/pkg/ssa"
 	"github.com/kuvryn/kuvryn-sync/services/source-controller/internal/gitrepo"
+	"github.com/kuvryn/kuvryn-sync/services/source-controller/internal/retry"
 )
 
 // DefaultPollInterval applies when a Repository sets none.
@@ -34,11 +35,16 @@ var conditionTypes = []string{syncv1.ConditionReady, syncv1.ConditionFetched, sy
 // Reconciler fetches Repositories and discovers their Applications.
 type Reconciler struct {
 	Client client.Client
+	// Repositories reads Repositories unstructured, from the manager's
+	// cache: see Decode.
+	Repositories client.Reader
 	// APIReader reads credential Secrets without caching every Secret.
 	APIReader client.Reader
 	Git       *gitrepo.Cache
 	Events    events.EventRecorder
 	Now       func() time.Time
+	// Retry spaces out fetches after a failure, up to the poll interval.
+	Retry *retry.Backoff
 }
 
 // SetupWithManager watches Repositories for spec changes and for the
@@ -47,8 +53,11 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 	if r.Now == nil {
 		r.Now = time.Now
 	}
+	if r.Retry == nil {
+		r.Retry = &retry.Backoff{}
+	}
 	return ctrl.NewControllerManagedBy(mgr).
-		For(&syncv1.Repository{}, builder.WithPredicates(predicate.Or(
+		For(Unstructured(), builder.WithPredicates(predicate.Or(
 			predicate.GenerationChangedPredicate{}, predicate.AnnotationChangedPredicate{}))).
 		// A discovered Application deleted by hand is applied again.
 		Owns(&syncv1.Application{}, builder.WithPredicates(predicate.Funcs{
@@ -70,8 +79,12 @@ type status struct {
 
 // Reconcile fetches, discovers and records the outcome in status.
 func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
-	repo := &syncv1.Repository{}
-	if err := r.Client.Get(ctx, req.NamespacedName, repo); err != nil {
+	repo, err := Get(ctx, r.Repositories, req.NamespacedName)
+	var specErr *SpecError
+	if errors.As(err, &specErr) {
+		return ctrl.Result{}, r.refuse(ctx, repo, specErr)
+	}
+	if err != nil {
 		return ctrl.Result{}, client.IgnoreNotFound(err)
 	}
 	st := status{
@@ -86,17 +99,24 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		fetchedBefore = repo.Status.Artifact.Commit
 	}
 
+	next := PollInterval(repo)
+	retryKey := req.String()
 	fetchErr := r.fetch(ctx, repo, &st)
 	if fetchErr != nil {
 		reason := syncv1.ReasonFetchFailed
 		if errors.Is(fetchErr, gitrepo.ErrCredentialsRefused) {
 			reason = syncv1.ReasonCredentialsRefused
 		}
+		// A Git server that is down, or a credentials Secret not created
+		// yet, heals without a spec change: try again soon, then less often.
+		next = r.Retry.Failed(retryKey, next)
+		msg := fmt.Sprintf("%s; retrying in %s", fetchErr, next)
 		updates = append(updates,
-			ssa.Condition(syncv1.ConditionFetched, false, reason, fetchErr.Error(), repo.Generation),
-			ssa.Condition(syncv1.ConditionReady, false, reason, fetchErr.Error(), repo.Generation))
-		r.Events.Eventf(repo, nil, corev1.EventTypeWarning, reason, "Fetch", "%s", ssa.Truncate(fetchErr.Error()))
+			ssa.Condition(syncv1.ConditionFetched, false, reason, msg, repo.Generation),
+			ssa.Condition(syncv1.ConditionReady, false, reason, msg, repo.Generation))
+		r.Events.Eventf(repo, nil, corev1.EventTypeWarning, reason, "Fetch", "%s", ssa.Truncate(msg))
 	} else {
+		r.Retry.Succeeded(retryKey)
 		msg := fmt.Sprintf("fetched %s at %s", st.Artifact.Revision, st.Artifact.Commit)
 		updates = append(updates, ssa.Condition(syncv1.ConditionFetched, true, syncv1.ReasonSucceeded, msg, repo.Generation))
 		n, err := r.discover(ctx, repo, st.Artifact.Commit, fetchedBefore)
@@ -116,7 +136,24 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	if err := ssa.ApplyStatus(ctx, r.Client, repo, syncv1.FieldManagerSource, st); err != nil {
 		return ctrl.Result{}, err
 	}
-	return ctrl.Result{RequeueAfter: pollInterval(repo)}, nil
+	return ctrl.Result{RequeueAfter: next}, nil
+}
+
+// refuse records a spec that does not decode, without fetching: the
+// Repository waits for a corrected spec, which wakes it again.
+func (r *Reconciler) refuse(ctx context.Context, repo *syncv1.Repository, specErr *SpecError) error {
+	msg := specErr.Error()
+	st := status{
+		ObservedGeneration:     repo.Generation,
+		Artifact:               repo.Status.Artifact,
+		LastHandledReconcileAt: repo.Status.LastHandledReconcileAt,
+		DiscoveredApplications: repo.Status.DiscoveredApplications,
+		Conditions: ssa.Conditions(repo.Status.Conditions, conditionTypes,
+			ssa.Condition(syncv1.ConditionFetched, false, syncv1.ReasonValidationFailure, msg, repo.Generation),
+			ssa.Condition(syncv1.ConditionReady, false, syncv1.ReasonValidationFailure, msg, repo.Generation)),
+	}
+	r.Events.Eventf(repo, nil, corev1.EventTypeWarning, syncv1.ReasonValidationFailure, "Fetch", "%s", ssa.Truncate(msg))
+	return ssa.ApplyStatus(ctx, r.Client, repo, syncv1.FieldManagerSource, st)
 }
 
 // fetch brings the clone up to date and records the resolved commit. The
@@ -154,9 +191,11 @@ func (r *Reconciler) fetch(ctx context.Context, repo *syncv1.Repository, st *sta
 	return nil
 }
 
-func pollInterval(repo *syncv1.Repository) time.Duration {
-	if repo.Spec.PollInterval != nil && repo.Spec.PollInterval.Duration > 0 {
-		return repo.Spec.PollInterval.Duration
+// PollInterval is how often repo is fetched, and the longest wait before a
+// retry of work that failed on it.
+func PollInterval(repo *syncv1.Repository) time.Duration {
+	if repo.Spec.PollInterval == nil || repo.Spec.PollInterval.Duration <= 0 {
+		return DefaultPollInterval
 	}
-	return DefaultPollInterval
+	return max(repo.Spec.PollInterval.Duration, MinPollInterval)
 }
