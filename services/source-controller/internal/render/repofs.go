@@ -97,6 +97,11 @@ func (r *repoFS) resolve(p string) (real, realRel, rel string, err error) {
 	real, err = filepath.EvalSymlinks(abs)
 	if err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
+			// A dangling link that climbs out of the repository is refused
+			// for leaving it, not reported as pointing to nothing.
+			if _, inside := r.relOf(danglingTarget(abs)); !inside {
+				return "", "", rel, r.refuse(validationFailure(rel, "symlink leads outside the repository"))
+			}
 			return "", "", rel, &fs.PathError{Op: "open", Path: rel, Err: fs.ErrNotExist}
 		}
 		return "", "", rel, renderFailed(rel, "resolving path: %w", r.scrubErr(err))
@@ -106,6 +111,43 @@ func (r *repoFS) resolve(p string) (real, realRel, rel string, err error) {
 		return "", "", rel, r.refuse(validationFailure(rel, "symlink leads outside the repository"))
 	}
 	return real, realRel, rel, nil
+}
+
+// maxLinkHops bounds how many symlinks danglingTarget follows, as the
+// kernel's ELOOP does.
+const maxLinkHops = 40
+
+// danglingTarget is where abs leads when something on the way does not
+// exist: one component at a time, the symlinks that exist are followed as
+// the kernel would, and the rest of the path is taken as written.
+func danglingTarget(abs string) string {
+	resolved := string(filepath.Separator)
+	rest := strings.Split(abs, string(filepath.Separator))
+	for hops := 0; len(rest) > 0; {
+		c := rest[0]
+		rest = rest[1:]
+		switch c {
+		case "", ".":
+			continue
+		case "..":
+			resolved = filepath.Dir(resolved)
+			continue
+		}
+		next := filepath.Join(resolved, c)
+		target, err := os.Readlink(next)
+		if err != nil {
+			resolved = next
+			continue
+		}
+		if hops++; hops > maxLinkHops {
+			return next
+		}
+		if filepath.IsAbs(target) {
+			resolved = string(filepath.Separator)
+		}
+		rest = append(strings.Split(target, string(filepath.Separator)), rest...)
+	}
+	return resolved
 }
 
 // scrubErr hides local directories in errors from the os package.

@@ -160,6 +160,24 @@ func TestRender_YAML_RefusesHostileInput(t *testing.T) {
 			wants:  []string{"app/leak: symlink leads outside the repository"},
 		},
 		{
+			name:   "dangling symlink climbing out of the repository",
+			files:  map[string]string{"app/ok.yaml": cm("ok"), "app/leak.yaml": symlinkPrefix + "../../../does/not/exist.yaml"},
+			reason: syncv1.ReasonValidationFailure,
+			wants:  []string{"app/leak.yaml: symlink leads outside the repository"},
+		},
+		{
+			name:   "dangling symlink through a directory link out of the repository",
+			files:  map[string]string{"app/ok.yaml": cm("ok"), "app/up": symlinkPrefix + "..", "app/leak.yaml": symlinkPrefix + "up/../../missing.yaml"},
+			reason: syncv1.ReasonValidationFailure,
+			wants:  []string{"app/leak.yaml: symlink leads outside the repository"},
+		},
+		{
+			name:   "dangling symlink inside the repository",
+			files:  map[string]string{"app/ok.yaml": cm("ok"), "app/gone.yaml": symlinkPrefix + "missing.yaml"},
+			reason: syncv1.ReasonRenderFailed,
+			wants:  []string{"app/gone.yaml: symlink points to nothing"},
+		},
+		{
 			name:   "source path is a symlink leaving the repository",
 			files:  map[string]string{"app": symlinkPrefix + "../outside"},
 			reason: syncv1.ReasonValidationFailure,
