@@ -180,6 +180,12 @@ func TestAPI_RefusesBadSpecsNamingTheField(t *testing.T) {
 		{"duplicate applicationConfigPaths", withRepo(ns, func(r *syncv1.Repository) {
 			r.Spec.ApplicationConfigPaths = []string{"a/.ksync.yaml", "a/.ksync.yaml"}
 		}), "spec.applicationConfigPaths[1]", "Duplicate value"},
+		{"applicationConfigPaths listing one file as ./.ksync.yaml and .ksync.yaml", withRepo(ns, func(r *syncv1.Repository) {
+			r.Spec.ApplicationConfigPaths = []string{"./.ksync.yaml", ".ksync.yaml"}
+		}), "spec.applicationConfigPaths[0]", "must be a clean path"},
+		{"applicationConfigPaths with a doubled slash", withRepo(ns, func(r *syncv1.Repository) {
+			r.Spec.ApplicationConfigPaths = []string{"a/.ksync.yaml", "a//.ksync.yaml"}
+		}), "spec.applicationConfigPaths[1]", "must be a clean path"},
 		{"applicationConfigPaths not named .ksync.yaml", withRepo(ns, func(r *syncv1.Repository) {
 			r.Spec.ApplicationConfigPaths = []string{"apps/ksync.yaml"}
 		}), "spec.applicationConfigPaths[0]", "must name a file called .ksync.yaml"},

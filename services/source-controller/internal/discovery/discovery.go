@@ -59,10 +59,17 @@ func Paths(repo *syncv1.Repository) []string {
 func Parse(namespace, repo string, paths []string, files map[string][]byte) ([]Application, error) {
 	var apps []Application
 	seen := map[string]string{}
+	listed := map[string]string{}
 	for _, p := range paths {
 		if err := checkPath(p); err != nil {
 			return nil, err
 		}
+		// The API server refuses unclean paths now; a Repository stored
+		// before may still list one file twice under two spellings.
+		if other, dup := listed[path.Clean(p)]; dup {
+			return nil, fmt.Errorf("spec.applicationConfigPaths: %q and %q name the same file", other, p)
+		}
+		listed[path.Clean(p)] = p
 		data, ok := files[p]
 		if !ok {
 			if p == DefaultPath && len(paths) == 1 {
