@@ -38,9 +38,12 @@ const (
 	HookAnnotation     = "sync.kuvryn.io/hook"
 	SyncWaveAnnotation = "sync.kuvryn.io/sync-wave"
 
-	HelmHookAnnotation     = "helm.sh/hook"
-	ArgoHookAnnotation     = "argocd.argoproj.io/hook"
-	ArgoSyncWaveAnnotation = "argocd.argoproj.io/sync-wave"
+	HelmHookAnnotation = "helm.sh/hook"
+	// HelmHookWeightAnnotation orders Helm hooks within their stage, as a
+	// sync wave does, when neither sync-wave annotation is set.
+	HelmHookWeightAnnotation = "helm.sh/hook-weight"
+	ArgoHookAnnotation       = "argocd.argoproj.io/hook"
+	ArgoSyncWaveAnnotation   = "argocd.argoproj.io/sync-wave"
 )
 
 // OwnedByAnnotation is set on every object an Application applies, to

@@ -18,17 +18,26 @@ import (
 )
 
 // Wave returns the sync wave of obj: sync.kuvryn.io/sync-wave if set, else
-// argocd.argoproj.io/sync-wave, else 0. Only the annotation that wins is
-// read. Surrounding spaces are ignored; anything but a base-10 int32 is a
-// *validation.Error.
+// argocd.argoproj.io/sync-wave, else, on a Helm hook, helm.sh/hook-weight
+// (Helm runs the hooks of a stage in ascending weight), else 0. Only the
+// annotation that wins is read. Surrounding spaces are ignored; anything
+// but a base-10 int32 is a *validation.Error, except in a hook weight.
 func Wave(obj *unstructured.Unstructured) (int32, error) {
 	annotations := obj.GetAnnotations()
-	for _, key := range []string{syncv1.SyncWaveAnnotation, syncv1.ArgoSyncWaveAnnotation} {
+	keys := []string{syncv1.SyncWaveAnnotation, syncv1.ArgoSyncWaveAnnotation}
+	if _, helmHook := annotations[syncv1.HelmHookAnnotation]; helmHook {
+		keys = append(keys, syncv1.HelmHookWeightAnnotation)
+	}
+	for _, key := range keys {
 		value, ok := annotations[key]
 		if !ok {
 			continue
 		}
 		n, err := strconv.ParseInt(strings.TrimSpace(value), 10, 32)
+		if err != nil && key == syncv1.HelmHookWeightAnnotation {
+			// Helm runs a hook whose weight does not parse at weight 0.
+			return 0, nil
+		}
 		if err != nil {
 			problem := "not an integer"
 			if numErr, ok := err.(*strconv.NumError); ok && numErr.Err == strconv.ErrRange {

@@ -53,6 +53,16 @@ func TestWave_ReadsKuvrynThenArgoAnnotation(t *testing.T) {
 			syncv1.SyncWaveAnnotation:     "-1",
 			syncv1.ArgoSyncWaveAnnotation: "not-a-number",
 		}, -1},
+		{"helm hook weight on a helm hook", map[string]string{
+			syncv1.HelmHookAnnotation: "pre-install", syncv1.HelmHookWeightAnnotation: "-20",
+		}, -20},
+		{"a helm hook weight that does not parse is 0, as in Helm", map[string]string{
+			syncv1.HelmHookAnnotation: "pre-install", syncv1.HelmHookWeightAnnotation: "heavy",
+		}, 0},
+		{"helm hook weight without helm.sh/hook is not read", map[string]string{syncv1.HelmHookWeightAnnotation: "7"}, 0},
+		{"argo wave wins over helm hook weight", map[string]string{
+			syncv1.HelmHookAnnotation: "pre-install", syncv1.HelmHookWeightAnnotation: "-20", syncv1.ArgoSyncWaveAnnotation: "3",
+		}, 3},
 		{"largest int32", map[string]string{syncv1.SyncWaveAnnotation: "2147483647"}, 2147483647},
 		{"smallest int32", map[string]string{syncv1.SyncWaveAnnotation: "-2147483648"}, -2147483648},
 	}
