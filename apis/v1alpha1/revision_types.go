@@ -10,8 +10,11 @@ type RevisionSpec struct {
 	// +kubebuilder:validation:MinLength=1
 	ApplicationName string `json:"applicationName"`
 
-	// DesiredState is the Secret holding the rendered objects.
-	DesiredState DesiredStateRef `json:"desiredState"`
+	// DesiredState is the Secret holding the rendered objects. It is absent
+	// only from a Revision that records a render failure: status.phase
+	// Failed and the Rendered condition say why, and nothing is applied.
+	// +optional
+	DesiredState DesiredStateRef `json:"desiredState,omitzero"`
 }
 
 // DesiredStateRef points at the desired-state Secret and pins its content.

@@ -161,7 +161,18 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (result ct
 			msg = fmt.Sprintf("%s; retrying in %s", msg, result.RequeueAfter)
 		}
 		r.Events.Eventf(app, nil, corev1.EventTypeWarning, reason, "Render", "%s", ssa.Truncate(msg))
-		return result, r.record(ctx, app, nil, renderedCondition(app, false, reason, msg))
+		if result.RequeueAfter > 0 {
+			return result, r.record(ctx, app, nil, renderedCondition(app, false, reason, msg))
+		}
+		// A failure that only a change can heal becomes the desired
+		// Revision, so it is seen where deployments are; nothing is applied
+		// from it, and the deployed Revision stays.
+		failed, err := r.recordRenderFailure(ctx, app, commit, reason, msg)
+		if err != nil {
+			return ctrl.Result{}, err
+		}
+		return result, r.record(ctx, app, &status{DesiredRevision: failed.Name, SourceCommit: commit},
+			renderedCondition(app, false, reason, msg))
 	}
 	r.Retry.Succeeded(req.String())
 	rev, created, err := r.ensureRevision(ctx, app, commit, out)
@@ -184,9 +195,9 @@ func rendered(app *syncv1.Application, commit string) bool {
 		app.Status.SourceCommit == commit && app.Status.DesiredRevision != ""
 }
 
-// record writes the Rendered condition and, after a successful render, the
-// desired Revision. A failed render keeps the previous desired Revision, so
-// nothing new is applied.
+// record writes the Rendered condition and, after a render or a failure
+// recorded as a Revision, the desired Revision. A failure that is retried
+// keeps the previous desired Revision.
 func (r *Reconciler) record(ctx context.Context, app *syncv1.Application, st *status, c metav1.Condition) error {
 	if st == nil {
 		st = &status{DesiredRevision: app.Status.DesiredRevision, SourceCommit: app.Status.SourceCommit}

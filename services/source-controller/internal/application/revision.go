@@ -2,6 +2,8 @@ package application
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"fmt"
 
 	corev1 "k8s.io/api/core/v1"
@@ -82,6 +84,53 @@ func (r *Reconciler) ensureRevision(ctx context.Context, app *syncv1.Application
 		}
 	}
 	return rev, created, nil
+}
+
+// failedRevisionStatus is the status of a Revision that records a render
+// failure. The source-controller writes its phase too: no desired state
+// exists for the sync-controller to take the Revision further.
+type failedRevisionStatus struct {
+	Source     *syncv1.RevisionSource `json:"source"`
+	Phase      syncv1.RevisionPhase   `json:"phase"`
+	Conditions []metav1.Condition     `json:"conditions"`
+}
+
+// recordRenderFailure makes sure a Revision records that the Application
+// failed to render at commit, so the failure shows where deployments do
+// (kubectl get revisions, ksync history and apps): it has no desired state,
+// phase Failed, and a Rendered condition with the reason. It is named from
+// the commit and the failure, so the same failure is one Revision however
+// often it is retried.
+func (r *Reconciler) recordRenderFailure(ctx context.Context, app *syncv1.Application, commit, reason, msg string) (*syncv1.Revision, error) {
+	sum := sha256.Sum256([]byte("render-failed\x00" + commit + "\x00" + reason + "\x00" + msg))
+	name := desiredstate.RevisionName(app.Name, hex.EncodeToString(sum[:]))
+	rev := &syncv1.Revision{}
+	err := r.APIReader.Get(ctx, client.ObjectKey{Namespace: app.Namespace, Name: name}, rev)
+	if apierrors.IsNotFound(err) {
+		rev = &syncv1.Revision{
+			ObjectMeta: metav1.ObjectMeta{
+				Name: name, Namespace: app.Namespace,
+				Labels:          map[string]string{syncv1.ApplicationLabel: app.Name},
+				OwnerReferences: []metav1.OwnerReference{*metav1.NewControllerRef(app, syncv1.GroupVersion.WithKind("Application"))},
+			},
+			Spec: syncv1.RevisionSpec{ApplicationName: app.Name},
+		}
+		if err := r.Client.Create(ctx, rev); err != nil && !apierrors.IsAlreadyExists(err) {
+			return nil, err
+		}
+	} else if err != nil {
+		return nil, err
+	}
+	if rev.Status.Phase == syncv1.PhaseFailed && rev.Status.Source != nil {
+		return rev, nil
+	}
+	st := failedRevisionStatus{
+		Source: &syncv1.RevisionSource{Commit: commit, RenderedAt: metav1.NewTime(r.Now())},
+		Phase:  syncv1.PhaseFailed,
+		Conditions: ssa.Conditions(nil, []string{syncv1.ConditionRendered},
+			ssa.Condition(syncv1.ConditionRendered, false, reason, msg, 0)),
+	}
+	return rev, ssa.ApplyStatus(ctx, r.Client, rev, syncv1.FieldManagerSource, st)
 }
 
 // ensureDesiredState creates the Revision's desired-state Secret if it is

@@ -99,7 +99,30 @@ func TestRender_PushProducesExactlyOneNewRevision(t *testing.T) {
 	}
 }
 
-func TestRender_FailureKeepsTheDesiredRevision(t *testing.T) {
+// renderFailureRecord waits for the Application's desired Revision to be a
+// Revision other than previous that records a render failure: phase
+// Failed, no desired state, Rendered=False.
+func renderFailureRecord(t *testing.T, ns, app, previous string) *syncv1.Revision {
+	t.Helper()
+	var name string
+	eventually(t, "a Failed Revision recording the render failure", func() bool {
+		name = get(t, &syncv1.Application{}, ns, app).Status.DesiredRevision
+		return name != "" && name != previous
+	})
+	rev := get(t, &syncv1.Revision{}, ns, name)
+	c := meta.FindStatusCondition(rev.Status.Conditions, syncv1.ConditionRendered)
+	if rev.Status.Phase != syncv1.PhaseFailed || rev.Spec.DesiredState != (syncv1.DesiredStateRef{}) ||
+		c == nil || c.Status != metav1.ConditionFalse || rev.Status.Source == nil || rev.Status.Source.Commit == "" {
+		t.Fatalf("desired Revision %s after a failed render: phase %q, desired state %+v, Rendered %+v, source %+v; want Failed, none, False, the commit",
+			name, rev.Status.Phase, rev.Spec.DesiredState, c, rev.Status.Source)
+	}
+	return rev
+}
+
+// TestRender_FailureIsAFailedRevision: a commit that does not render
+// becomes a Failed Revision with nothing to apply; the Revision rendered
+// before stays.
+func TestRender_FailureIsAFailedRevision(t *testing.T) {
 	ns := newNamespace(t)
 	gitRepo, repo := newRepository(t, ns, "platform", map[string]string{
 		"apps/web/settings.yaml": strings.Replace(configMap, "%s", "blue", 1),
@@ -124,9 +147,16 @@ func TestRender_FailureKeepsTheDesiredRevision(t *testing.T) {
 	if cond.Reason != syncv1.ReasonRenderFailed || !strings.Contains(cond.Message, "apps/web/broken.yaml") {
 		t.Fatalf("condition %s: %s, want RenderFailed naming the file", cond.Reason, cond.Message)
 	}
-	app := get(t, &syncv1.Application{}, ns, "web")
-	if app.Status.DesiredRevision != good || len(revisionsOf(t, ns, "web")) != 1 {
-		t.Fatalf("a failed render changed the desired Revision to %s", app.Status.DesiredRevision)
+	failed := renderFailureRecord(t, ns, "web", good)
+	if c := meta.FindStatusCondition(failed.Status.Conditions, syncv1.ConditionRendered); c.Reason != syncv1.ReasonRenderFailed ||
+		!strings.Contains(c.Message, "apps/web/broken.yaml") {
+		t.Fatalf("failed Revision's Rendered condition %s: %s, want RenderFailed naming the file", c.Reason, c.Message)
+	}
+	if n := len(revisionsOf(t, ns, "web")); n != 2 {
+		t.Fatalf("%d Revisions after a good and a failed render, want 2", n)
+	}
+	if rev := get(t, &syncv1.Revision{}, ns, good); rev.Spec.DesiredState.SecretName == "" {
+		t.Fatalf("the Revision rendered before lost its desired state")
 	}
 	var events corev1.EventList
 	eventually(t, "a RenderFailed Warning Event", func() bool {

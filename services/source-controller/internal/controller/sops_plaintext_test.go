@@ -294,11 +294,20 @@ func TestSOPS_EncryptedFileWithoutDecryptionFails(t *testing.T) {
 			if strings.Contains(cond.Message, plaintext) || strings.Contains(cond.Message, id.String()) {
 				t.Fatalf("condition message leaks secret material: %s", cond.Message)
 			}
-			if app := get(t, &syncv1.Application{}, ns, tc.app); app.Status.DesiredRevision != "" {
-				t.Fatalf("desiredRevision %q after a failed decryption", app.Status.DesiredRevision)
+			failed := renderFailureRecord(t, ns, tc.app, "")
+			if c := meta.FindStatusCondition(failed.Status.Conditions, syncv1.ConditionRendered); c.Reason != syncv1.ReasonDecryptionFailed ||
+				strings.Contains(c.Message, plaintext) {
+				t.Fatalf("failed Revision's Rendered condition %s: %s, want DecryptionFailed without plaintext", c.Reason, c.Message)
 			}
-			if revs := revisionsOf(t, ns, tc.app); len(revs) != 0 {
-				t.Fatalf("%d Revisions created for an Application whose decryption failed", len(revs))
+			if revs := revisionsOf(t, ns, tc.app); len(revs) != 1 {
+				t.Fatalf("%d Revisions for an Application whose decryption failed, want the one Failed record", len(revs))
+			}
+			var secrets corev1.SecretList
+			if err := k8s.List(t.Context(), &secrets, client.InNamespace(ns), client.MatchingLabels{syncv1.ApplicationLabel: tc.app}); err != nil {
+				t.Fatal(err)
+			}
+			if len(secrets.Items) != 0 {
+				t.Fatalf("a desired-state Secret exists for an Application whose decryption failed: %s", secrets.Items[0].Name)
 			}
 			eventually(t, "a DecryptionFailed Warning Event", func() bool {
 				var events corev1.EventList

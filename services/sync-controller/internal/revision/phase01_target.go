@@ -6,6 +6,7 @@ import (
 	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 
@@ -33,7 +34,32 @@ func (r *Reconciler) resolveTarget(ctx context.Context, ro *rollout) (step, erro
 			rev.Namespace, rev.Name, rev.Spec.ApplicationName, ro.app.Name)
 	}
 	ro.setRevision(rev)
+	if f := renderFailure(rev); f != nil {
+		// Nothing to plan or apply: the source-controller recorded that the
+		// commit failed to render. The Application shows the failure and
+		// the deployed Revision stays.
+		ro.blocked = f
+		if h := ro.app.Status.History; len(h) == 0 || h[0].Revision != rev.Name {
+			ro.startHistory()
+			ro.finishHistory(syncv1.PhaseFailed, f.reason)
+		}
+		return halt, nil
+	}
 	return proceed, nil
+}
+
+// renderFailure is the failure a Revision without a desired state records,
+// from its Rendered condition; nil for a rendered Revision.
+func renderFailure(rev *syncv1.Revision) *failure {
+	if rev.Spec.DesiredState.SecretName != "" {
+		return nil
+	}
+	f := &failure{reason: syncv1.ReasonRenderFailed, message: fmt.Sprintf("Revision %s failed to render", rev.Name)}
+	if c := meta.FindStatusCondition(rev.Status.Conditions, syncv1.ConditionRendered); c != nil && c.Status == metav1.ConditionFalse {
+		f.reason = c.Reason
+		f.message = fmt.Sprintf("Revision %s failed to render: %s", rev.Name, c.Message)
+	}
+	return f
 }
 
 // target names the Revision this reconcile works on: the desired one, or
