@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"time"
 
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	syncv1 "github.com/kuvryn/kuvryn-sync/apis/v1alpha1"
@@ -16,7 +17,11 @@ import (
 // attempt; otherwise it waits in AwaitingApproval, applying nothing, and an
 // approval whose plan changed since is reported as ApprovalStale.
 func (r *Reconciler) awaitApproval(_ context.Context, ro *rollout) (step, error) {
-	if !ro.beforeRollout() || ro.approved() {
+	if !ro.beforeRollout() {
+		return proceed, nil
+	}
+	if ro.approved() {
+		ro.markApproved()
 		return proceed, nil
 	}
 	if ro.rev.Status.Phase == syncv1.PhaseFailed || ro.rev.Status.Plan == nil {
@@ -38,6 +43,35 @@ func (r *Reconciler) awaitApproval(_ context.Context, ro *rollout) (step, error)
 		ro.normal(syncv1.ReasonAwaitingApproval, actionApprove, "%s", message)
 	}
 	return halt, nil
+}
+
+// markApproved records a manual approval (or a rollback request, its own
+// approval) of a planned Revision about to start: phase Approved, Approved
+// True naming who approved which plan, and AwaitingApproval False, so that
+// neither the Revision nor its Application still asks for an approval once
+// the rollout has started or finished.
+func (ro *rollout) markApproved() {
+	rec := ro.rollback
+	if rec == nil && !ro.app.Spec.Sync.Automatic {
+		rec = ro.approvalRequest()
+	}
+	switch ro.rev.Status.Phase {
+	case syncv1.PhasePlanned, syncv1.PhaseAwaitingApproval, syncv1.PhaseApproved:
+	default:
+		return
+	}
+	if rec == nil {
+		return
+	}
+	ro.rev.Status.Phase = syncv1.PhaseApproved
+	message := fmt.Sprintf("Revision %s: plan %s approved by %s at %s", ro.rev.Name, rec.Digest, rec.By, rec.At.UTC().Format(time.RFC3339))
+	if rec.Rollback {
+		message = fmt.Sprintf("Revision %s: rollback requested by %s at %s", ro.rev.Name, rec.By, rec.At.UTC().Format(time.RFC3339))
+	}
+	ro.setRevCondition(syncv1.ConditionApproved, metav1.ConditionTrue, syncv1.ReasonApproved, message)
+	if meta.FindStatusCondition(ro.rev.Status.Conditions, syncv1.ConditionAwaitingApproval) != nil {
+		ro.setRevCondition(syncv1.ConditionAwaitingApproval, metav1.ConditionFalse, syncv1.ReasonApproved, message)
+	}
 }
 
 // approved reports whether the desired Revision may start a rollout now.
