@@ -7,6 +7,8 @@ import (
 	"testing"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	syncv1 "github.com/kuvryn/kuvryn-sync/apis/v1alpha1"
@@ -25,6 +27,9 @@ func (f *fixture) waitingRevision(name, app string) *syncv1.Revision {
 	must(f.t, admin.Create(ctx, rev))
 	rev.Status = syncv1.RevisionStatus{
 		Phase: syncv1.PhaseAwaitingApproval,
+		// The Service exists (waitingApplication creates it), the
+		// Deployment does not.
+		Inventory: &syncv1.Inventory{Entries: []string{f.ns + "_api__Service_v1", f.ns + "_api_apps_Deployment_v1"}},
 		Plan: &syncv1.Plan{Digest: "sha256:" + strings.Repeat("cd", 32), PlannedAt: metav1.Now(),
 			Summary: syncv1.PlanSummary{Create: 1, Update: 1},
 			Entries: []syncv1.PlanEntry{
@@ -32,7 +37,7 @@ func (f *fixture) waitingRevision(name, app string) *syncv1.Revision {
 					Diff: "-  level: info\n+  level: debug"},
 				{ObjectRef: syncv1.ObjectRef{Group: "apps", Version: "v1", Kind: "Deployment", Namespace: f.ns, Name: "api"}, Action: syncv1.ActionCreate, Wave: 1},
 			}},
-		Hooks: &syncv1.HookList{Items: []syncv1.HookStatus{{ObjectRef: syncv1.ObjectRef{Group: "batch", Version: "v1", Kind: "Job", Name: "migrate"},
+		Hooks: &syncv1.HookList{Items: []syncv1.HookStatus{{ObjectRef: syncv1.ObjectRef{Group: "batch", Version: "v1", Kind: "Job", Namespace: f.ns, Name: "migrate"},
 			Stage: "pre-sync", State: syncv1.HookPending}}},
 		Waves: []syncv1.WaveStatus{{Wave: 0, State: syncv1.WavePending, Objects: 1}, {Wave: 1, State: syncv1.WavePending, Objects: 1}},
 		Diagnosis: &syncv1.Diagnosis{Summary: "Deployment api is not available",
@@ -50,6 +55,10 @@ func (f *fixture) waitingRevision(name, app string) *syncv1.Revision {
 func (f *fixture) waitingApplication(name string, annotations map[string]string) *syncv1.Application {
 	f.t.Helper()
 	rev := f.waitingRevision(name+"-0123456789", name)
+	if err := admin.Create(context.Background(), &corev1.Service{ObjectMeta: metav1.ObjectMeta{Namespace: f.ns, Name: "api"},
+		Spec: corev1.ServiceSpec{Ports: []corev1.ServicePort{{Port: 80}}}}); err != nil && !apierrors.IsAlreadyExists(err) {
+		f.t.Fatal(err)
+	}
 	at := metav1.NewTime(time.Date(2026, 12, 1, 9, 30, 0, 0, time.UTC))
 	return f.application(name, annotations, &syncv1.ApplicationStatus{
 		DesiredRevision: rev.Name, DeployedRevision: name + "-aaaaaaaaaa",

@@ -36,7 +36,7 @@ func browser(t *testing.T) context.Context {
 
 // TestBrowser_ViewerSignsInAndReads drives chromium against the console on
 // loopback: a viewer signs in with a ServiceAccount token, sees the
-// Applications, opens one and sees its plan and history; hostile
+// Applications, opens one and sees its plan, history and graph picture; hostile
 // annotations stay inert (no dialog, no script, no javascript: link); after
 // signing out, a token without rights sees the refusal page. Screenshots
 // land in the test's temp dir and must not be blank.
@@ -75,7 +75,9 @@ func TestBrowser_ViewerSignsInAndReads(t *testing.T) {
 			chromedp.WaitVisible(chromedp.ID("token")),
 			chromedp.SetValue(chromedp.ID("token"), token),
 			chromedp.Click(chromedp.ID("submit")),
-			chromedp.WaitVisible(chromedp.CSS("main h1")),
+			// Only signed-in pages name the user: waiting for it waits for
+			// the form's navigation to end, not for the form page itself.
+			chromedp.WaitVisible(chromedp.ID("user")),
 		))
 	}
 
@@ -119,6 +121,13 @@ func TestBrowser_ViewerSignsInAndReads(t *testing.T) {
 	must(t, err)
 	if len(links) != 1 || links[0] != "https://example.com/docs" {
 		t.Errorf("annotation links %q, want only https://example.com/docs", links)
+	}
+	graphWidth, err := chromedp.Run(ctx, chromedp.Evaluate[int](
+		`new Promise(done => { const g = document.getElementById('graph'); if (g.complete) done(g.naturalWidth); else g.onload = () => done(g.naturalWidth), g.onerror = () => done(0); })`,
+		chromedp.EvalAwaitPromise))
+	must(t, err)
+	if graphWidth < 200 {
+		t.Errorf("the live graph picture is %d pixels wide: not drawn", graphWidth)
 	}
 	screenshot(t, ctx, filepath.Join(dir, "application.png"))
 

@@ -217,13 +217,12 @@ type keyValue struct{ Key, Value string }
 // application shows one Application and its desired Revision: plan,
 // approval, hooks, waves, diagnosis, and the Application's history.
 func (c *Console) application(w http.ResponseWriter, r *http.Request) {
-	ns, name := chi.URLParam(r, "namespace"), chi.URLParam(r, "name")
-	var app syncv1.Application
-	if err := c.users.Get(r.Context(), client.ObjectKey{Namespace: ns, Name: name}, &app); err != nil {
-		c.readFailed(w, r, fmt.Sprintf("Application %s/%s", ns, name), err)
+	app, ok := c.getApplication(w, r)
+	if !ok {
 		return
 	}
-	page := applicationPage{Frame: c.pageFrame(r, "applications"), App: &app}
+	ns := app.Namespace
+	page := applicationPage{Frame: c.pageFrame(r, "applications"), App: app}
 	if d := app.Status.DesiredRevision; d != "" {
 		var rev syncv1.Revision
 		err := c.users.Get(r.Context(), client.ObjectKey{Namespace: ns, Name: d}, &rev)
@@ -247,6 +246,18 @@ func (c *Console) application(w http.ResponseWriter, r *http.Request) {
 	}
 	sort.Slice(page.Annotations, func(i, j int) bool { return page.Annotations[i].Key < page.Annotations[j].Key })
 	c.render(w, http.StatusOK, "application.html", page)
+}
+
+// getApplication reads the Application the path names; when that fails it
+// has answered the request.
+func (c *Console) getApplication(w http.ResponseWriter, r *http.Request) (*syncv1.Application, bool) {
+	ns, name := chi.URLParam(r, "namespace"), chi.URLParam(r, "name")
+	var app syncv1.Application
+	if err := c.users.Get(r.Context(), client.ObjectKey{Namespace: ns, Name: name}, &app); err != nil {
+		c.readFailed(w, r, fmt.Sprintf("Application %s/%s", ns, name), err)
+		return nil, false
+	}
+	return &app, true
 }
 
 type repositoriesPage struct {

@@ -161,7 +161,7 @@ func newConsole(t testing.TB) *Console {
 	key := make([]byte, KeySize)
 	_, err = rand.Read(key)
 	must(t, err)
-	c, err := New(Options{Config: cfg, Mapper: mapper, Key: key, Log: logr.Discard()})
+	c, err := New(Options{Config: cfg, Mapper: mapper, Key: key, Log: ctrl.Log.WithName("console")})
 	must(t, err)
 	return c
 }
