@@ -88,11 +88,23 @@ func (r *Reconciler) startRollout(ctx context.Context, ro *rollout) (step, error
 	switch {
 	case ro.rollback != nil:
 		st.Approval = ro.rollback
-		if d := ro.app.Status.DeployedRevision; d != "" && d != ro.rev.Name {
-			ro.app.Status.HeldRevision = d
+		// The Revision rolled back from is the desired one, even when it
+		// never deployed (a failing hook): holding the deployed one instead
+		// would let the still-desired failing Revision release the hold.
+		from := ro.app.Status.DesiredRevision
+		if from == "" || from == ro.rev.Name {
+			from = ro.app.Status.DeployedRevision
 		}
-		ro.normal(syncv1.ReasonRolledBack, actionRollout, "rolling back to Revision %s as %s requested; holding Revision %s until a newer desired state",
-			ro.rev.Name, ro.rollback.By, ro.app.Status.HeldRevision)
+		if from == ro.rev.Name {
+			from = ""
+		}
+		ro.app.Status.HeldRevision = from
+		if from == "" {
+			ro.normal(syncv1.ReasonRolledBack, actionRollout, "rolling back to Revision %s as %s requested", ro.rev.Name, ro.rollback.By)
+		} else {
+			ro.normal(syncv1.ReasonRolledBack, actionRollout, "rolling back to Revision %s as %s requested; holding Revision %s until a newer desired state",
+				ro.rev.Name, ro.rollback.By, from)
+		}
 	case !ro.app.Spec.Sync.Automatic:
 		st.Approval = ro.approvalRequest()
 	}
