@@ -6,8 +6,10 @@ import (
 	"slices"
 	"strings"
 
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/client-go/util/retry"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/structured-merge-diff/v6/fieldpath"
 
@@ -46,6 +48,28 @@ func (r *Reconciler) reclaimHandEdits(ctx context.Context, ro *rollout, live *un
 	if live == nil || !ro.app.Spec.Sync.Automatic {
 		return live, nil
 	}
+	// The object's own controllers write it too (a Deployment's records
+	// its revision), so the locked patch can lose the race: read it again.
+	err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
+		out, err := r.takeBackHandEdits(ctx, ro, live)
+		if apierrors.IsConflict(err) {
+			fresh := live.DeepCopy()
+			if getErr := ro.client.Get(ctx, client.ObjectKeyFromObject(live), fresh); getErr != nil {
+				return fmt.Errorf("reading %s again: %w", idOf(live), getErr)
+			}
+			live = fresh
+			return err
+		}
+		if err == nil {
+			live = out
+		}
+		return err
+	})
+	return live, err
+}
+
+// takeBackHandEdits is one locked attempt of reclaimHandEdits.
+func (r *Reconciler) takeBackHandEdits(ctx context.Context, ro *rollout, live *unstructured.Unstructured) (*unstructured.Unstructured, error) {
 	entries := live.GetManagedFields()
 	own := slices.IndexFunc(entries, func(e metav1.ManagedFieldsEntry) bool {
 		return e.Manager == syncv1.FieldManagerSync && e.Operation == metav1.ManagedFieldsOperationApply && e.Subresource == ""
