@@ -94,7 +94,13 @@ func kubeconfigWithRBAC(t *testing.T, user, rbac string) string {
 
 func ksync(t *testing.T, kubeconfig string, args ...string) (string, string, error) {
 	t.Helper()
-	cmd := exec.CommandContext(t.Context(), filepath.Join(env.Root, "bin", "ksync"), args...)
+	return runBin(t, "ksync", kubeconfig, args...)
+}
+
+// runBin runs bin/<name> with kubeconfig and returns its stdout and stderr.
+func runBin(t *testing.T, name, kubeconfig string, args ...string) (string, string, error) {
+	t.Helper()
+	cmd := exec.CommandContext(t.Context(), filepath.Join(env.Root, "bin", name), args...)
 	cmd.Env = append(os.Environ(), "KUBECONFIG="+kubeconfig, "NO_COLOR=1")
 	var out, errOut bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errOut

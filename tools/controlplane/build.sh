@@ -65,6 +65,7 @@ done
 if [ ${#k8s[@]} -gt 0 ]; then
   progress "${k8s[*]##*/}" sh -c "cd '$here' && go build -trimpath -ldflags '$ldflags' -o '$bin/' ${k8s[*]}"
 fi
+if missing kubectl; then progress kubectl sh -c "cd '$here' && go build -trimpath -ldflags '$ldflags' -o '$bin/kubectl' k8s.io/kubernetes/cmd/kubectl"; fi
 if missing kwok; then
   progress kwok env GOBIN="$bin" go install -trimpath -ldflags "-s -w" sigs.k8s.io/kwok/cmd/kwok@$kwok_version
 fi
