@@ -9,9 +9,13 @@ import (
 	"bufio"
 	"context"
 	"fmt"
+	"io"
+	"net"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -59,6 +63,10 @@ type Env struct {
 
 	mu    sync.Mutex
 	procs []*Process
+	// webhookCA signed the certificate every sync-controller replica serves.
+	webhookCA []byte
+	// closers stop what StartServices serves besides the services.
+	closers []func()
 }
 
 // Start starts the control plane with kwok nodes, installs deploy/rbac and
@@ -163,30 +171,48 @@ func (e *Env) writeKubeconfig(path, user string, auth *clientcmdapi.AuthInfo) er
 type Process struct {
 	Name    string
 	LogPath string
-	args    []string
-	cmd     *exec.Cmd
-	done    chan struct{}
-	stopped bool
-	err     error
+	// HealthAddr serves /healthz and /readyz.
+	HealthAddr string
+	// logStart is the size of LogPath when this process started: a
+	// restarted service appends to the log of the one before.
+	logStart int64
+	args     []string
+	cmd      *exec.Cmd
+	done     chan struct{}
+	stopped  bool
+	err      error
 }
 
 // StartService starts bin/<name> as its own process with the token of the
 // service's ServiceAccount in deploy/rbac (manager.InstallName) and the given
-// flags; probes and metrics bind to free loopback ports unless args say
-// otherwise.
+// flags; probes bind to a free loopback port and metrics are off. A second
+// replica of a running service logs to <name>-2.log, and so on.
 func (e *Env) StartService(ctx context.Context, name string, args ...string) (*Process, error) {
 	kubeconfig, err := e.Kubeconfig(ctx, manager.InstallName(name))
 	if err != nil {
 		return nil, err
 	}
+	port, err := controlplane.FreePort()
+	if err != nil {
+		return nil, err
+	}
+	healthAddr := net.JoinHostPort("127.0.0.1", strconv.Itoa(port))
 	logPath := filepath.Join(e.Dir, name+".log")
+	if n := e.running(name); n > 0 {
+		logPath = filepath.Join(e.Dir, fmt.Sprintf("%s-%d.log", name, n+1))
+	}
 	logFile, err := os.OpenFile(logPath, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
 	if err != nil {
 		return nil, err
 	}
+	info, err := logFile.Stat()
+	if err != nil {
+		logFile.Close()
+		return nil, err
+	}
 	all := append([]string{
 		"--kubeconfig=" + kubeconfig,
-		"--health-probe-bind-address=127.0.0.1:0",
+		"--health-probe-bind-address=" + healthAddr,
 		"--metrics-bind-address=0",
 		"--zap-devel",
 	}, args...)
@@ -197,7 +223,7 @@ func (e *Env) StartService(ctx context.Context, name string, args ...string) (*P
 		logFile.Close()
 		return nil, fmt.Errorf("starting %s (run make build first): %w", name, err)
 	}
-	p := &Process{Name: name, LogPath: logPath, args: args, cmd: cmd, done: make(chan struct{})}
+	p := &Process{Name: name, LogPath: logPath, HealthAddr: healthAddr, logStart: info.Size(), args: args, cmd: cmd, done: make(chan struct{})}
 	go func() {
 		p.err = cmd.Wait()
 		logFile.Close()
@@ -207,6 +233,80 @@ func (e *Env) StartService(ctx context.Context, name string, args ...string) (*P
 	e.procs = append(e.procs, p)
 	e.mu.Unlock()
 	return p, nil
+}
+
+// running counts the running replicas of the service name.
+func (e *Env) running(name string) int {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	n := 0
+	for _, p := range e.procs {
+		if p.Name == name && !p.Exited() {
+			n++
+		}
+	}
+	return n
+}
+
+// Exited reports whether the process has exited.
+func (p *Process) Exited() bool {
+	select {
+	case <-p.done:
+		return true
+	default:
+		return false
+	}
+}
+
+// Logged reports whether this process, not one before it in the same log,
+// logged a line containing substr.
+func (p *Process) Logged(substr string) (bool, error) {
+	f, err := os.Open(p.LogPath)
+	if err != nil {
+		return false, err
+	}
+	defer f.Close()
+	if _, err := f.Seek(p.logStart, io.SeekStart); err != nil {
+		return false, err
+	}
+	s := bufio.NewScanner(f)
+	s.Buffer(make([]byte, 0, 64*1024), 1024*1024)
+	for s.Scan() {
+		if strings.Contains(s.Text(), substr) {
+			return true, nil
+		}
+	}
+	return false, s.Err()
+}
+
+// Pid is the process id.
+func (p *Process) Pid() int { return p.cmd.Process.Pid }
+
+// Args are the flags the service was started with, beyond the harness's.
+func (p *Process) Args() []string { return p.args }
+
+// WaitReady polls /readyz until the service answers 200, failing early if
+// it exits.
+func (p *Process) WaitReady(ctx context.Context, timeout time.Duration) error {
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	url := "http://" + p.HealthAddr + "/readyz"
+	for {
+		if p.Exited() {
+			return fmt.Errorf("%s exited before it was ready: %v; see %s", p.Name, p.err, p.LogPath)
+		}
+		if resp, err := http.Get(url); err == nil {
+			resp.Body.Close()
+			if resp.StatusCode == http.StatusOK {
+				return nil
+			}
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("%s not ready within %s; see %s", p.Name, timeout, p.LogPath)
+		case <-time.After(200 * time.Millisecond):
+		}
+	}
 }
 
 // Restart starts a stopped or killed service again with the flags it had;
@@ -309,6 +409,9 @@ func (e *Env) Stop() {
 		default:
 			p.Stop()
 		}
+	}
+	for _, c := range e.closers {
+		c()
 	}
 	if e.Git != nil {
 		_ = e.Git.Close()

@@ -96,12 +96,6 @@ spec:
 			t.Fatal(err)
 		}
 	}
-	proc, err := env.StartService(t.Context(), "image-controller")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(proc.Stop)
-
 	var app syncv1.Application
 	awaiting := func(what string, rev func(string) bool) {
 		t.Helper()
@@ -141,13 +135,12 @@ spec:
 	}
 
 	awaiting("a new Revision of the bump AwaitingApproval", func(r string) bool { return r != "" && r != firstRev })
+	// AwaitingApproval may still be the first Revision's for a moment.
 	var rev syncv1.Revision
-	if err := env.Client.Get(t.Context(), client.ObjectKey{Namespace: ns, Name: app.Status.DesiredRevision}, &rev); err != nil {
-		t.Fatal(err)
-	}
-	if rev.Status.Plan == nil {
-		t.Fatalf("Revision %s has no plan", rev.Name)
-	}
+	eventually(t, time.Minute, "the plan of Revision "+app.Status.DesiredRevision, func() bool {
+		return env.Client.Get(t.Context(), client.ObjectKey{Namespace: ns, Name: app.Status.DesiredRevision}, &rev) == nil &&
+			rev.Status.Plan != nil
+	})
 	shown := false
 	for _, e := range rev.Status.Plan.Entries {
 		if e.Kind == "Deployment" && e.Name == "api" && strings.Contains(e.Diff, second) {

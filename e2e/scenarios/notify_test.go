@@ -3,7 +3,6 @@ package scenarios_test
 import (
 	"encoding/json"
 	"fmt"
-	"net/http"
 	"strings"
 	"testing"
 	"time"
@@ -13,7 +12,6 @@ import (
 
 	syncv1 "github.com/kuvryn/kuvryn-sync/apis/v1alpha1"
 	"github.com/kuvryn/kuvryn-sync/e2e/harness"
-	"github.com/kuvryn/kuvryn-sync/pkg/testkit/controlplane"
 )
 
 // notification is the part of a webhook body the scenario reads.
@@ -33,13 +31,9 @@ type notification struct {
 // approve command; running that command deploys the Revision, and Healthy
 // arrives, each once.
 func TestE2E_AwaitingApprovalReachesTheSinkAndItsCommandDeploys(t *testing.T) {
-	key := []byte("e2e-hmac-key")
-	sink, err := harness.StartSink(t.TempDir(), key, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(sink.Close)
-	startNotifyController(t, sink)
+	// The suite's notify-controller trusts the suite's sink.
+	key := []byte(harness.SinkKey)
+	sink := services.Sink
 
 	ns := namespace(t, "e2e-notify")
 	if err := env.Client.Create(t.Context(), &corev1.Secret{
@@ -103,30 +97,6 @@ func TestE2E_AwaitingApprovalReachesTheSinkAndItsCommandDeploys(t *testing.T) {
 	if counts["AwaitingApproval"] != 1 || counts["Healthy"] != 1 || len(counts) != 2 {
 		t.Errorf("sink got %v, want one AwaitingApproval and one Healthy", counts)
 	}
-}
-
-// startNotifyController starts the notify-controller trusting sink and
-// waits until its /readyz says its controllers can work.
-func startNotifyController(t *testing.T, sink *harness.Sink) {
-	t.Helper()
-	port, err := controlplane.FreePort()
-	if err != nil {
-		t.Fatal(err)
-	}
-	probe := fmt.Sprintf("127.0.0.1:%d", port)
-	p, err := env.StartService(t.Context(), "notify-controller", append(sink.SinkFlags(), "--health-probe-bind-address="+probe)...)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(p.Stop)
-	eventually(t, 2*time.Minute, "notify-controller ready", func() bool {
-		resp, err := http.Get("http://" + probe + "/readyz")
-		if err != nil {
-			return false
-		}
-		resp.Body.Close()
-		return resp.StatusCode == http.StatusOK
-	})
 }
 
 // waitForNotification waits for the sink to receive event, about rev if set.

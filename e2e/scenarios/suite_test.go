@@ -21,11 +21,11 @@ import (
 )
 
 var (
-	env *harness.Env
-	// syncController and sourceController are the running services, for
-	// tests that kill and restart them.
-	syncController   *harness.Process
-	sourceController *harness.Process
+	env      *harness.Env
+	services *harness.Services
+	// syncController and sourceController are the running replicas of
+	// those services, for tests that kill and restart them.
+	syncController, sourceController *harness.Process
 )
 
 func TestMain(m *testing.M) {
@@ -60,7 +60,7 @@ func run(m *testing.M) int {
 		return 1
 	}
 	defer env.Stop()
-	err = startServices(ctx, dir)
+	err = startServices(ctx)
 	cancel()
 	if err != nil {
 		fmt.Println(err)
@@ -73,22 +73,17 @@ func run(m *testing.M) int {
 	return code
 }
 
-// startServices starts the source-controller and the sync-controller with
-// its admission webhook registered (failurePolicy Fail), and waits until the
-// webhook serves.
-func startServices(ctx context.Context, dir string) error {
+// startServices starts the five services, with leader
+// election as in a cluster, and waits until each is ready and the admission
+// webhook (failurePolicy Fail) admits requests.
+func startServices(ctx context.Context) error {
 	var err error
-	if sourceController, err = env.StartService(ctx, "source-controller", "--source-cache-dir="+filepath.Join(dir, "cache")); err != nil {
+	if services, err = env.StartServices(ctx); err != nil {
 		return err
 	}
-	flags, err := env.EnableWebhooks(ctx)
-	if err != nil {
-		return err
-	}
-	if syncController, err = env.StartService(ctx, "sync-controller", flags...); err != nil {
-		return err
-	}
-	return controlplane.WaitForWebhooks(ctx, env.Client, "default", 2*time.Minute)
+	syncController = services.Sync
+	sourceController = services.Source
+	return nil
 }
 
 // namespace creates a namespace with the "deployer" ServiceAccount. If the

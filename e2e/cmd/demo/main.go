@@ -190,17 +190,8 @@ func run(root, dir string) error {
 	if err := env.Namespace(ctx, namespace); err != nil {
 		return err
 	}
-	if _, err := env.StartService(ctx, "source-controller", "--source-cache-dir="+filepath.Join(dir, "cache")); err != nil {
-		return err
-	}
-	webhookFlags, err := env.EnableWebhooks(ctx)
+	services, err := env.StartServices(ctx)
 	if err != nil {
-		return err
-	}
-	if _, err := env.StartService(ctx, "sync-controller", webhookFlags...); err != nil {
-		return err
-	}
-	if err := controlplane.WaitForWebhooks(ctx, env.Client, namespace, 2*time.Minute); err != nil {
 		return err
 	}
 	repo, err := env.Git.CreateRepo("platform")
@@ -223,7 +214,9 @@ func run(root, dir string) error {
 		fmt.Println(env.Logs(40))
 		return err
 	}
-	msg := fmt.Sprintf("Kuvryn Sync is running. Git repository: %s\n", repo.URL())
+	msg := fmt.Sprintf("Kuvryn Sync is running, every service its own process:\n%s"+
+		"Push webhook receiver: %s/hooks/<namespace>/<repository>\nGit repository: %s\n",
+		services.Describe(), services.ReceiverURL, repo.URL())
 	if err := os.WriteFile(filepath.Join(dir, "ready"), []byte(msg), 0o644); err != nil {
 		return err
 	}
