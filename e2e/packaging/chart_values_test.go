@@ -75,6 +75,32 @@ notifyController:
 			}
 		},
 	}, {
+		name:   "console.enabled runs the web service with the console listener and a session Secret named after the release",
+		values: "console: {enabled: true}\n",
+		check: func(t *testing.T, objs []*unstructured.Unstructured) {
+			web := manager(t, deployment(t, objs, "web"))
+			args := stringsAt(t, web, "args")
+			for _, want := range []string{"--console-bind-address=:8080",
+				"--console-session-secret=" + systemNamespace + "/" + chartPrefix + "-web-console-session"} {
+				if !slices.Contains(args, want) {
+					t.Errorf("web args %v lack %s", args, want)
+				}
+			}
+			if slices.Contains(args, "--webhook-receiver-bind-address=:9292") {
+				t.Errorf("web args %v have the receiver, which webhookReceiver.enabled turns on", args)
+			}
+		},
+	}, {
+		name:   "webhookReceiver.enabled alone runs the web service without the console",
+		values: "webhookReceiver: {enabled: true}\n",
+		check: func(t *testing.T, objs []*unstructured.Unstructured) {
+			for _, a := range stringsAt(t, manager(t, deployment(t, objs, "web")), "args") {
+				if strings.HasPrefix(a, "--console-") {
+					t.Errorf("web passes %s without console.enabled", a)
+				}
+			}
+		},
+	}, {
 		name:   "replicaCount sets every service and a service's replicas wins",
 		values: "replicaCount: 4\nsyncController: {replicas: 3}\nnotifyController: {replicas: 0}\n",
 		check: func(t *testing.T, objs []*unstructured.Unstructured) {

@@ -15,29 +15,20 @@ import (
 // uncommented, installs its CRDs and Namespace for real and Server-Side
 // Applies every other object as a dry run: each one must be accepted, and
 // every service must have its Deployment and ServiceAccount in
-// kuvryn-sync-system; the web service, which serves only the receiver yet,
-// only with the receiver.
+// kuvryn-sync-system.
 func TestDeployDefault_AcceptedByAPIServer(t *testing.T) {
 	installPrerequisites(t)
 	for _, tc := range []struct {
 		name string
 		objs []*unstructured.Unstructured
-		web  bool
 	}{
-		{"as shipped", deployDefault(t), false},
-		{"with the [RECEIVER] entries", deployDefaultAll(t), true},
+		{"as shipped", deployDefault(t)},
+		{"with the [RECEIVER] entries", deployDefaultAll(t)},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			dryRunApply(t, "deploy/default", tc.objs)
 			got := ids(tc.objs)
 			for _, s := range services {
-				if s.name == "web" && !tc.web {
-					web := id{"Deployment", systemNamespace, s.raw}
-					if got[web] {
-						t.Errorf("deploy/default installs %s, which serves nothing without the receiver", web)
-					}
-					continue
-				}
 				for _, want := range ownedBy(s.name) {
 					if !got[want] {
 						t.Errorf("deploy/default has no %s for the %s", want, s.name)

@@ -32,8 +32,8 @@ func deployDefaultWithReceiver(t *testing.T) ([]*unstructured.Unstructured, erro
 	return build(fs, "/deploy/default")
 }
 
-// deployDefaultAll is deploy/default with every service: the web service
-// comes with the receiver, the only thing it serves yet.
+// deployDefaultAll is deploy/default with everything it can install: the
+// [RECEIVER] entries uncommented.
 func deployDefaultAll(t *testing.T) []*unstructured.Unstructured {
 	t.Helper()
 	objs, err := deployDefaultWithReceiver(t)
@@ -55,7 +55,8 @@ func TestReceiver_EnablingItAddsTheFlagAndTheService(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	chartObjs := mustRenderChart(t, "webhookReceiver: {enabled: true}\n")
+	// With the console, as deploy/default runs the web service.
+	chartObjs := mustRenderChart(t, "console: {enabled: true}\nwebhookReceiver: {enabled: true}\n")
 	for _, tc := range []struct {
 		source   string
 		objs     []*unstructured.Unstructured

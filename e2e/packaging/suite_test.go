@@ -85,6 +85,8 @@ func rawNames() map[string]string {
 		chartPrefix + "-web-console":     "kuvryn-sync-web-console",
 		chartPrefix + "-viewer":          "kuvryn-sync-viewer",
 		chartPrefix + "-web-stamps-only": "kuvryn-sync-web-stamps-only",
+		// The console's session-key Secret, named after its Deployment.
+		chartPrefix + "-web-console-session": "kuvryn-sync-web-console-session",
 	}
 	for _, s := range services {
 		m[chartPrefix+s.chartSuffix] = s.raw
@@ -114,9 +116,17 @@ func asDeployDefault(objs []*unstructured.Unstructured) []*unstructured.Unstruct
 			if raw, ok := names[v]; ok {
 				return raw
 			}
-			// A flag naming an object, such as --leader-election-id=<name>.
+			// A flag naming an object, such as --leader-election-id=<name>
+			// or --console-session-secret=<namespace>/<name>.
 			if flag, value, ok := strings.Cut(v, "="); ok && strings.HasPrefix(flag, "--") {
-				if raw, ok := names[value]; ok {
+				ns, name, namespaced := strings.Cut(value, "/")
+				if !namespaced {
+					ns, name = "", value
+				}
+				if raw, ok := names[name]; ok {
+					if namespaced {
+						raw = ns + "/" + raw
+					}
 					return flag + "=" + raw
 				}
 			}
