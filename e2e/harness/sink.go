@@ -70,6 +70,14 @@ func (s *Sink) Requests() []SinkRequest {
 	return append([]SinkRequest(nil), s.requests...)
 }
 
+// PrintTo makes the Sink describe every later request to w, as `make demo`
+// does in its sink log.
+func (s *Sink) PrintTo(w io.Writer) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.out = w
+}
+
 // Close stops serving.
 func (s *Sink) Close() { s.srv.Close() }
 
@@ -85,8 +93,9 @@ func (s *Sink) serve(w http.ResponseWriter, req *http.Request) {
 	}
 	s.mu.Lock()
 	s.requests = append(s.requests, r)
+	out := s.out
 	s.mu.Unlock()
-	if s.out != nil {
+	if out != nil {
 		var pretty bytes.Buffer
 		if json.Indent(&pretty, body, "  ", "  ") != nil {
 			pretty.Reset()
@@ -96,7 +105,7 @@ func (s *Sink) serve(w http.ResponseWriter, req *http.Request) {
 		if s.Key != nil {
 			verified = fmt.Sprint(r.SignatureOK)
 		}
-		fmt.Fprintf(s.out, "sink: %s %s event=%s signature-verified=%s\n  %s\n",
+		fmt.Fprintf(out, "sink: %s %s event=%s signature-verified=%s\n  %s\n",
 			req.Method, req.URL.Path, req.Header.Get("X-Kuvryn-Sync-Event"), verified, pretty.String())
 	}
 	w.WriteHeader(http.StatusNoContent)

@@ -35,6 +35,9 @@ var exampleRepository = map[string]string{
       destination: {namespace: demo}
       serviceAccountName: deployer
       sync: {automatic: false}
+      notifications:
+        - sinkRef: {name: audit}
+          events: [AwaitingApproval, Healthy, Failed, RolledBack]
 `,
 	"apps/guestbook/deployment.yaml": deployment("guestbook", "guestbook:1.0", 1),
 	"apps/guestbook/service.yaml": `apiVersion: v1

@@ -194,6 +194,10 @@ func run(root, dir string) error {
 	if err != nil {
 		return err
 	}
+	sinkLog, err := startNotifications(ctx, env, services, dir)
+	if err != nil {
+		return err
+	}
 	repo, err := env.Git.CreateRepo("platform")
 	if err != nil {
 		return err
@@ -215,8 +219,9 @@ func run(root, dir string) error {
 		return err
 	}
 	msg := fmt.Sprintf("Kuvryn Sync is running, every service its own process:\n%s"+
-		"Push webhook receiver: %s/hooks/<namespace>/<repository>\nGit repository: %s\n",
-		services.Describe(), services.ReceiverURL, repo.URL())
+		"Push webhook receiver: %s/hooks/<namespace>/<repository>\nGit repository: %s\n"+
+		"Notifications of Application payments (NotificationSink audit): %s\n",
+		services.Describe(), services.ReceiverURL, repo.URL(), sinkLog)
 	if err := os.WriteFile(filepath.Join(dir, "ready"), []byte(msg), 0o644); err != nil {
 		return err
 	}
@@ -232,6 +237,31 @@ func run(root, dir string) error {
 			}
 		}
 	}
+}
+
+// startNotifications points the NotificationSink audit, which the payments
+// Application subscribes to, at the harness's https sink, and makes the sink
+// print every delivery it receives, signature checked, into a log whose
+// path it returns.
+func startNotifications(ctx context.Context, env *harness.Env, services *harness.Services, dir string) (string, error) {
+	path := filepath.Join(dir, "sink.log")
+	f, err := os.OpenFile(path, os.O_CREATE|os.O_WRONLY|os.O_TRUNC, 0o644)
+	if err != nil {
+		return "", err
+	}
+	services.Sink.PrintTo(f)
+	return path, env.ApplyYAML(ctx, []byte(fmt.Sprintf(`apiVersion: v1
+kind: Secret
+metadata: {name: audit-webhook, namespace: %[1]s}
+stringData: {url: %[2]q, hmacKey: %[3]q}
+---
+apiVersion: sync.kuvryn.io/v1alpha1
+kind: NotificationSink
+metadata: {name: audit, namespace: %[1]s}
+spec:
+  type: webhook
+  secretRef: {name: audit-webhook}
+`, namespace, services.Sink.URL("/kuvryn-sync"), harness.SinkKey)))
 }
 
 // waitSynced waits until every automatic Application is Synced and Healthy
