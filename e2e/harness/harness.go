@@ -106,8 +106,8 @@ func Start(ctx context.Context, o Options) (env *Env, err error) {
 	if env.Git, err = testgit.NewServer(testgit.Options{Root: o.GitRoot}); err != nil {
 		return nil, err
 	}
-	env.Charts, err = startChartServers(filepath.Join(o.Dir, "charts"))
-	return env, err
+	env.Charts = startChartServers()
+	return env, nil
 }
 
 // Install applies every YAML file in dir (kustomization.yaml aside) with

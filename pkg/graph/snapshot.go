@@ -8,9 +8,7 @@
 package graph
 
 import (
-	"fmt"
 	"sort"
-	"strings"
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -47,16 +45,6 @@ type Root struct {
 // ID identifies the root's object.
 func (r Root) ID() desiredstate.ObjectID { return idOfRef(r.ObjectRef) }
 
-// ParseInventoryEntry reads one entry of a Revision's inventory,
-// "<namespace>_<name>_<group>_<kind>_<version>".
-func ParseInventoryEntry(entry string) (Root, error) {
-	parts := strings.Split(entry, "_")
-	if len(parts) != 5 || parts[1] == "" || parts[3] == "" || parts[4] == "" {
-		return Root{}, fmt.Errorf("inventory entry %q is not <namespace>_<name>_<group>_<kind>_<version>", entry)
-	}
-	return Root{ObjectRef: syncv1.ObjectRef{Namespace: parts[0], Name: parts[1], Group: parts[2], Kind: parts[3], Version: parts[4]}}, nil
-}
-
 // RootsOf lists the inventory of rev and its hooks, in inventory order.
 // Entries that do not parse are left out: nothing can be read for them.
 func RootsOf(rev *syncv1.Revision) []Root {
@@ -70,10 +58,11 @@ func RootsOf(rev *syncv1.Revision) []Root {
 	seen := map[desiredstate.ObjectID]bool{}
 	if inv := rev.Status.Inventory; inv != nil {
 		for _, e := range inv.Entries {
-			root, err := ParseInventoryEntry(e)
+			ref, err := syncv1.ParseInventoryEntry(e)
 			if err != nil {
 				continue
 			}
+			root := Root{ObjectRef: ref}
 			root.Hook = hooks[root.ID()]
 			seen[root.ID()] = true
 			roots = append(roots, root)

@@ -5,6 +5,8 @@ import (
 	"path/filepath"
 	"testing"
 	"time"
+
+	testchart "github.com/kuvryn/kuvryn-sync/pkg/testkit/chart"
 )
 
 // clock is a settable Now for the Puller.
@@ -28,7 +30,7 @@ func TestPull_CacheHitMakesNoRequestAndMarksTheEntryUsed(t *testing.T) {
 	if r.requests() != requests {
 		t.Fatalf("cache hit made %d requests, want 0", r.requests()-requests)
 	}
-	if second.SHA256 != first.SHA256 || second.SHA256 != sha256Hex(archive) {
+	if second.SHA256 != first.SHA256 || second.SHA256 != testchart.SHA256(archive) {
 		t.Fatalf("cache hit SHA256 = %s, want %s", second.SHA256, first.SHA256)
 	}
 	entries := cachedArchives(t, p.Dir)
@@ -94,7 +96,7 @@ func TestPull_VersionBumpChangesTheSHA256(t *testing.T) {
 	if a.SHA256 == b.SHA256 {
 		t.Fatal("two versions share a SHA256")
 	}
-	if a.SHA256 != sha256Hex(v1) || b.SHA256 != sha256Hex(v2) {
+	if a.SHA256 != testchart.SHA256(v1) || b.SHA256 != testchart.SHA256(v2) {
 		t.Fatal("SHA256 is not the archive's")
 	}
 }

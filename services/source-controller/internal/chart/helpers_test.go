@@ -6,27 +6,21 @@ import (
 	"compress/gzip"
 	"context"
 	"crypto/rand"
-	"crypto/sha256"
 	"crypto/x509"
-	"encoding/hex"
 	"io"
-	"log"
 	"net/http"
 	"net/http/httptest"
 	"os"
 	"path/filepath"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
 
-	ggcrregistry "github.com/google/go-containerregistry/pkg/registry"
 	helmchart "helm.sh/helm/v3/pkg/chart"
 	"helm.sh/helm/v3/pkg/chartutil"
-	"helm.sh/helm/v3/pkg/registry"
-	"helm.sh/helm/v3/pkg/repo"
 	"oras.land/oras-go/v2/registry/remote/auth"
-	"sigs.k8s.io/yaml"
+
+	testchart "github.com/kuvryn/kuvryn-sync/pkg/testkit/chart"
 )
 
 var testCreds = &Credentials{Username: "robot", Password: "s3cret-registry-password"}
@@ -103,11 +97,6 @@ func randomBytes(t *testing.T, n int) []byte {
 	return b
 }
 
-func sha256Hex(b []byte) string {
-	sum := sha256.Sum256(b)
-	return hex.EncodeToString(sum[:])
-}
-
 // counter counts requests and remembers the Authorization headers it saw.
 type counter struct {
 	n    atomic.Int64
@@ -145,9 +134,10 @@ func (c *counter) sawAuthorization() bool {
 	return false
 }
 
-// ociRegistry is go-containerregistry's in-memory registry on loopback,
-// requiring creds when they are set.
+// ociRegistry is the test kit's OCI registry on loopback, counting
+// requests and requiring creds when they are set.
 type ociRegistry struct {
+	*testchart.Registry
 	host string
 	counter
 }
@@ -155,66 +145,45 @@ type ociRegistry struct {
 func newOCIRegistry(t *testing.T, creds *Credentials) *ociRegistry {
 	t.Helper()
 	r := &ociRegistry{}
-	srv := httptest.NewServer(r.wrap(creds, ggcrregistry.New(ggcrregistry.Logger(log.New(io.Discard, "", 0)))))
-	t.Cleanup(srv.Close)
-	r.host = strings.TrimPrefix(srv.URL, "http://")
+	r.Registry = testchart.StartRegistry(func(h http.Handler) http.Handler { return r.wrap(creds, h) })
+	t.Cleanup(r.Close)
+	r.host = r.Host
 	return r
 }
 
 // push uploads archive as charts/<name>:<version> with Helm's registry client.
 func (r *ociRegistry) push(t *testing.T, creds *Credentials, name, version string, archive []byte) {
 	t.Helper()
-	authorizer := auth.Client{Client: http.DefaultClient}
+	var c *auth.Credential
 	if creds != nil {
-		authorizer.Credential = auth.StaticCredential(r.host, auth.Credential{Username: creds.Username, Password: creds.Password})
+		c = &auth.Credential{Username: creds.Username, Password: creds.Password}
 	}
-	client, err := registry.NewClient(
-		registry.ClientOptPlainHTTP(),
-		registry.ClientOptAuthorizer(authorizer),
-		registry.ClientOptCredentialsFile(filepath.Join(t.TempDir(), "config.json")),
-	)
-	if err != nil {
+	if err := r.Push(archive, name, version, c); err != nil {
 		t.Fatal(err)
-	}
-	if _, err := client.Push(archive, r.host+"/charts/"+name+":"+version); err != nil {
-		t.Fatalf("pushing %s %s: %v", name, version, err)
 	}
 }
 
 func (r *ociRegistry) ref(name, version string) Ref {
-	return Ref{Repository: "oci://" + r.host + "/charts", Name: name, Version: version, Insecure: true}
+	return Ref{Repository: r.Repository(), Name: name, Version: version, Insecure: true}
 }
 
-// chartRepo is an https Helm repository serving files by path.
+// chartRepo is the test kit's Helm repository over https, counting requests.
 type chartRepo struct {
+	*testchart.HelmRepository
 	srv *httptest.Server
 	counter
-	mu    sync.Mutex
-	files map[string][]byte
 }
 
 func newChartRepo(t *testing.T, creds *Credentials) *chartRepo {
 	t.Helper()
-	r := &chartRepo{files: map[string][]byte{}}
-	r.srv = httptest.NewTLSServer(r.wrap(creds, http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
-		r.mu.Lock()
-		data, ok := r.files[req.URL.Path]
-		r.mu.Unlock()
-		if !ok {
-			http.NotFound(w, req)
-			return
-		}
-		_, _ = w.Write(data)
-	})))
-	t.Cleanup(r.srv.Close)
+	r := &chartRepo{}
+	r.HelmRepository = testchart.StartHelmRepository(true, func(h http.Handler) http.Handler { return r.wrap(creds, h) })
+	t.Cleanup(r.Close)
+	r.srv = r.Server()
 	return r
 }
 
-func (r *chartRepo) serve(path string, data []byte) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	r.files[path] = data
-}
+func (r *chartRepo) serve(path string, data []byte) { r.Serve(path, data) }
 
 // indexEntry is one chart version in an index.yaml.
 type indexEntry struct {
@@ -227,25 +196,13 @@ type indexEntry struct {
 // url is relative is served below /stable.
 func (r *chartRepo) publish(t *testing.T, entries ...indexEntry) {
 	t.Helper()
-	index := repo.NewIndexFile()
+	kit := make([]testchart.Entry, 0, len(entries))
 	for _, e := range entries {
-		digest := e.digest
-		if digest == "" {
-			digest = sha256Hex(e.archive)
-		}
-		md := &helmchart.Metadata{APIVersion: helmchart.APIVersionV2, Name: e.name, Version: e.version}
-		if err := index.MustAdd(md, e.url, "", digest); err != nil {
-			t.Fatal(err)
-		}
-		if !strings.Contains(e.url, "://") {
-			r.serve("/stable/"+e.url, e.archive)
-		}
+		kit = append(kit, testchart.Entry{Name: e.name, Version: e.version, URL: e.url, Archive: e.archive, Digest: e.digest})
 	}
-	data, err := yaml.Marshal(index)
-	if err != nil {
+	if err := r.Publish("/stable", kit...); err != nil {
 		t.Fatal(err)
 	}
-	r.serve("/stable/index.yaml", data)
 }
 
 func (r *chartRepo) ref(name, version string) Ref {

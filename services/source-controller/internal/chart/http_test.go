@@ -4,6 +4,8 @@ import (
 	"context"
 	"strings"
 	"testing"
+
+	testchart "github.com/kuvryn/kuvryn-sync/pkg/testkit/chart"
 )
 
 func TestPull_HTTPSRepositoryResolvesTheExactVersion(t *testing.T) {
@@ -27,8 +29,8 @@ func TestPull_HTTPSRepositoryResolvesTheExactVersion(t *testing.T) {
 			if !sameVersion(pulled.Chart.Metadata.Version, tc.version) {
 				t.Fatalf("pulled version %s, want %s", pulled.Chart.Metadata.Version, tc.version)
 			}
-			if pulled.SHA256 != sha256Hex(tc.archive) {
-				t.Fatalf("SHA256 = %s, want %s", pulled.SHA256, sha256Hex(tc.archive))
+			if pulled.SHA256 != testchart.SHA256(tc.archive) {
+				t.Fatalf("SHA256 = %s, want %s", pulled.SHA256, testchart.SHA256(tc.archive))
 			}
 		})
 	}

@@ -7,6 +7,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	testchart "github.com/kuvryn/kuvryn-sync/pkg/testkit/chart"
 )
 
 func TestPull_OCIRegistryByExactVersion(t *testing.T) {
@@ -30,8 +32,8 @@ func TestPull_OCIRegistryByExactVersion(t *testing.T) {
 			if got := pulled.Chart.Metadata; got.Name != tc.chart || got.Version != tc.wantVersion {
 				t.Fatalf("pulled %s %s, want %s %s", got.Name, got.Version, tc.chart, tc.wantVersion)
 			}
-			if pulled.SHA256 != sha256Hex(tc.archive) {
-				t.Fatalf("SHA256 = %s, want the pushed archive's %s", pulled.SHA256, sha256Hex(tc.archive))
+			if pulled.SHA256 != testchart.SHA256(tc.archive) {
+				t.Fatalf("SHA256 = %s, want the pushed archive's %s", pulled.SHA256, testchart.SHA256(tc.archive))
 			}
 			if len(pulled.Chart.Templates) != 1 {
 				t.Fatalf("chart has %d templates, want 1", len(pulled.Chart.Templates))

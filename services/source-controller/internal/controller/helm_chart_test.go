@@ -1,30 +1,20 @@
 package controller_test
 
 import (
-	"crypto/sha256"
-	"encoding/hex"
-	"io"
-	"log"
-	"net/http"
-	"net/http/httptest"
 	"os"
-	"path/filepath"
-	"strings"
 	"testing"
 
-	ggcrregistry "github.com/google/go-containerregistry/pkg/registry"
 	helmchart "helm.sh/helm/v3/pkg/chart"
 	"helm.sh/helm/v3/pkg/chartutil"
-	"helm.sh/helm/v3/pkg/registry"
 	corev1 "k8s.io/api/core/v1"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"oras.land/oras-go/v2/registry/remote/auth"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	syncv1 "github.com/kuvryn/kuvryn-sync/apis/v1alpha1"
 	"github.com/kuvryn/kuvryn-sync/pkg/desiredstate"
+	testchart "github.com/kuvryn/kuvryn-sync/pkg/testkit/chart"
 )
 
 // demoTemplate shows where each value came from and which chart version
@@ -62,35 +52,21 @@ func packageDemoChart(t *testing.T, version string) []byte {
 	return data
 }
 
-// newOCIRegistry serves go-containerregistry's in-memory registry on
-// loopback and returns its host:port.
-func newOCIRegistry(t *testing.T) string {
+// newOCIRegistry serves an in-memory OCI registry on loopback for the
+// test's lifetime.
+func newOCIRegistry(t *testing.T) *testchart.Registry {
 	t.Helper()
-	srv := httptest.NewServer(ggcrregistry.New(ggcrregistry.Logger(log.New(io.Discard, "", 0))))
-	t.Cleanup(srv.Close)
-	return strings.TrimPrefix(srv.URL, "http://")
+	r := testchart.StartRegistry(nil)
+	t.Cleanup(r.Close)
+	return r
 }
 
-// pushChart uploads archive as <host>/charts/<name>:<version> with Helm's
-// registry client, as `helm push` does.
-func pushChart(t *testing.T, host, name, version string, archive []byte) {
+// pushChart uploads archive as charts/<name>:<version>, as `helm push` does.
+func pushChart(t *testing.T, r *testchart.Registry, name, version string, archive []byte) {
 	t.Helper()
-	c, err := registry.NewClient(
-		registry.ClientOptPlainHTTP(),
-		registry.ClientOptAuthorizer(auth.Client{Client: http.DefaultClient}),
-		registry.ClientOptCredentialsFile(filepath.Join(t.TempDir(), "config.json")),
-	)
-	if err != nil {
+	if err := r.Push(archive, name, version, nil); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := c.Push(archive, host+"/charts/"+name+":"+version); err != nil {
-		t.Fatalf("pushing %s %s: %v", name, version, err)
-	}
-}
-
-func sha256Hex(b []byte) string {
-	sum := sha256.Sum256(b)
-	return hex.EncodeToString(sum[:])
 }
 
 // renderedSettings waits for the Application to render a Revision other
@@ -125,7 +101,7 @@ func TestHelmChart_VersionBumpRecordsNewSHA256(t *testing.T) {
 		archives[version] = packageDemoChart(t, version)
 		pushChart(t, host, "demo", version, archives[version])
 	}
-	if sha256Hex(archives["1.0.0"]) == sha256Hex(archives["1.1.0"]) {
+	if testchart.SHA256(archives["1.0.0"]) == testchart.SHA256(archives["1.1.0"]) {
 		t.Fatal("the two chart versions must differ")
 	}
 
@@ -133,7 +109,7 @@ func TestHelmChart_VersionBumpRecordsNewSHA256(t *testing.T) {
 	newRepository(t, ns, "platform", map[string]string{
 		"envs/prod/values.yaml": "color: blue\nsize: large\n",
 	})
-	repository := "oci://" + host + "/charts"
+	repository := host.Repository()
 	app := &syncv1.Application{
 		ObjectMeta: metav1.ObjectMeta{Name: "demo", Namespace: ns},
 		Spec: syncv1.ApplicationSpec{Source: syncv1.ApplicationSource{
@@ -158,7 +134,7 @@ func TestHelmChart_VersionBumpRecordsNewSHA256(t *testing.T) {
 			t.Errorf("data.%s = %q, want %q (all data: %v)", k, data[k], v, data)
 		}
 	}
-	wantChart := syncv1.ChartArtifact{Repository: repository, Name: "demo", Version: "1.0.0", SHA256: sha256Hex(archives["1.0.0"])}
+	wantChart := syncv1.ChartArtifact{Repository: repository, Name: "demo", Version: "1.0.0", SHA256: testchart.SHA256(archives["1.0.0"])}
 	if c := first.Status.Source; c == nil || c.Chart == nil || *c.Chart != wantChart {
 		t.Fatalf("Revision %s source %+v, want chart %+v", first.Name, first.Status.Source, wantChart)
 	}
@@ -172,14 +148,14 @@ func TestHelmChart_VersionBumpRecordsNewSHA256(t *testing.T) {
 	if data["chartVersion"] != "1.1.0" || data["color"] != "green" {
 		t.Errorf("after the bump the ConfigMap holds %v, want chartVersion 1.1.0 and color green", data)
 	}
-	wantChart.Version, wantChart.SHA256 = "1.1.0", sha256Hex(archives["1.1.0"])
+	wantChart.Version, wantChart.SHA256 = "1.1.0", testchart.SHA256(archives["1.1.0"])
 	if c := second.Status.Source; c == nil || c.Chart == nil || *c.Chart != wantChart {
 		t.Fatalf("Revision %s source %+v, want chart %+v", second.Name, second.Status.Source, wantChart)
 	}
 	if n := len(revisionsOf(t, ns, "demo")); n != 2 {
 		t.Fatalf("%d Revisions after one version bump, want 2", n)
 	}
-	if prev := get(t, &syncv1.Revision{}, ns, first.Name); prev.Status.Source.Chart.SHA256 != sha256Hex(archives["1.0.0"]) {
+	if prev := get(t, &syncv1.Revision{}, ns, first.Name); prev.Status.Source.Chart.SHA256 != testchart.SHA256(archives["1.0.0"]) {
 		t.Fatalf("the bump rewrote the 1.0.0 Revision's chart sha256 to %s", prev.Status.Source.Chart.SHA256)
 	}
 }

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"strings"
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -27,25 +26,23 @@ func idOfRef(ref syncv1.ObjectRef) objectID {
 	return objectID{Group: ref.Group, Kind: ref.Kind, Namespace: ref.Namespace, Name: ref.Name}
 }
 
-// inventoryEntry is obj in the Inventory's compact form,
-// "<namespace>_<name>_<group>_<kind>_<version>". None of the parts can hold
-// an underscore, so the form splits back unambiguously.
+// inventoryEntry is obj in the Inventory's compact form.
 func inventoryEntry(obj *unstructured.Unstructured) string {
 	gvk := obj.GroupVersionKind()
-	return strings.Join([]string{obj.GetNamespace(), obj.GetName(), gvk.Group, gvk.Kind, gvk.Version}, "_")
+	return syncv1.InventoryEntry(syncv1.ObjectRef{Namespace: obj.GetNamespace(), Name: obj.GetName(), Group: gvk.Group, Kind: gvk.Kind, Version: gvk.Version})
 }
 
 // parseInventoryEntry reverses inventoryEntry into an object carrying only
 // its identity, ready for a Get or Delete.
 func parseInventoryEntry(entry string) (*unstructured.Unstructured, error) {
-	parts := strings.Split(entry, "_")
-	if len(parts) != 5 || parts[1] == "" || parts[3] == "" || parts[4] == "" {
-		return nil, fmt.Errorf("inventory entry %q is not <namespace>_<name>_<group>_<kind>_<version>", entry)
+	ref, err := syncv1.ParseInventoryEntry(entry)
+	if err != nil {
+		return nil, err
 	}
 	obj := &unstructured.Unstructured{}
-	obj.SetGroupVersionKind(schema.GroupVersionKind{Group: parts[2], Version: parts[4], Kind: parts[3]})
-	obj.SetNamespace(parts[0])
-	obj.SetName(parts[1])
+	obj.SetGroupVersionKind(schema.GroupVersionKind{Group: ref.Group, Version: ref.Version, Kind: ref.Kind})
+	obj.SetNamespace(ref.Namespace)
+	obj.SetName(ref.Name)
 	return obj, nil
 }
 

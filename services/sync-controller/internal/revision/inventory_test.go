@@ -31,11 +31,3 @@ func TestInventoryEntry_RoundTripsIdentityAndVersion(t *testing.T) {
 		})
 	}
 }
-
-func TestParseInventoryEntry_RefusesMalformedEntries(t *testing.T) {
-	for _, entry := range []string{"", "shop_settings_ConfigMap_v1", "shop__apps_Deployment_v1", "shop_web_apps__v1", "shop_web_apps_Deployment_", "a_b_c_d_e_f"} {
-		if _, err := parseInventoryEntry(entry); err == nil {
-			t.Errorf("parseInventoryEntry(%q) succeeded, want an error", entry)
-		}
-	}
-}

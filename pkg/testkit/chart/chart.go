@@ -1,0 +1,203 @@
+// Package chart serves Helm charts on loopback for tests, the two ways the
+// guide names: an in-memory OCI registry and a classic Helm repository
+// (index.yaml and archives). It is a test kit: no service links it.
+package chart
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"io"
+	"log"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"sync"
+
+	ggcrregistry "github.com/google/go-containerregistry/pkg/registry"
+	helmchart "helm.sh/helm/v3/pkg/chart"
+	"helm.sh/helm/v3/pkg/chart/loader"
+	"helm.sh/helm/v3/pkg/chartutil"
+	"helm.sh/helm/v3/pkg/registry"
+	"helm.sh/helm/v3/pkg/repo"
+	"oras.land/oras-go/v2/registry/remote/auth"
+	"sigs.k8s.io/yaml"
+)
+
+// Wrap lets a test see or refuse requests before a server answers them,
+// for example to count them or to require credentials.
+type Wrap func(http.Handler) http.Handler
+
+func wrapped(wrap Wrap, h http.Handler) http.Handler {
+	if wrap == nil {
+		return h
+	}
+	return wrap(h)
+}
+
+// Registry is go-containerregistry's in-memory OCI registry over plain HTTP
+// on loopback, so Applications pulling from it set insecure: true.
+type Registry struct {
+	srv *httptest.Server
+	// Host is 127.0.0.1:<port>.
+	Host string
+}
+
+// StartRegistry starts a registry; Close stops it.
+func StartRegistry(wrap Wrap) *Registry {
+	srv := httptest.NewServer(wrapped(wrap, ggcrregistry.New(ggcrregistry.Logger(log.New(io.Discard, "", 0)))))
+	return &Registry{srv: srv, Host: strings.TrimPrefix(srv.URL, "http://")}
+}
+
+// Repository is the spec.source.render.helm.chart.repository of the
+// registry's charts, oci://127.0.0.1:<port>/charts.
+func (r *Registry) Repository() string { return "oci://" + r.Host + "/charts" }
+
+// Push uploads archive as charts/<name>:<version> with Helm's registry
+// client, as `helm push` does, signing in with creds when they are set.
+func (r *Registry) Push(archive []byte, name, version string, creds *auth.Credential) error {
+	dir, err := os.MkdirTemp("", "kuvryn-registry-credentials-")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(dir)
+	authorizer := auth.Client{Client: http.DefaultClient}
+	if creds != nil {
+		authorizer.Credential = auth.StaticCredential(r.Host, *creds)
+	}
+	client, err := registry.NewClient(
+		registry.ClientOptPlainHTTP(),
+		registry.ClientOptAuthorizer(authorizer),
+		registry.ClientOptCredentialsFile(filepath.Join(dir, "config.json")),
+	)
+	if err != nil {
+		return err
+	}
+	if _, err := client.Push(archive, r.Host+"/charts/"+name+":"+version); err != nil {
+		return fmt.Errorf("pushing chart %s %s: %w", name, version, err)
+	}
+	return nil
+}
+
+// Close stops the registry.
+func (r *Registry) Close() { r.srv.Close() }
+
+// HelmRepository serves files by URL path, index.yaml among them.
+type HelmRepository struct {
+	srv *httptest.Server
+
+	mu    sync.Mutex
+	files map[string][]byte
+}
+
+// StartHelmRepository starts a Helm repository, over TLS with the server's
+// own certificate (see Certificate) when tls is set; Close stops it.
+func StartHelmRepository(tls bool, wrap Wrap) *HelmRepository {
+	r := &HelmRepository{files: map[string][]byte{}}
+	h := wrapped(wrap, http.HandlerFunc(r.serve))
+	if tls {
+		r.srv = httptest.NewTLSServer(h)
+	} else {
+		r.srv = httptest.NewServer(h)
+	}
+	return r
+}
+
+func (r *HelmRepository) serve(w http.ResponseWriter, req *http.Request) {
+	r.mu.Lock()
+	data, ok := r.files[req.URL.Path]
+	r.mu.Unlock()
+	if !ok {
+		http.NotFound(w, req)
+		return
+	}
+	_, _ = w.Write(data)
+}
+
+// URL is the server's root, http(s)://127.0.0.1:<port>.
+func (r *HelmRepository) URL() string { return r.srv.URL }
+
+// Server is the underlying test server, for its TLS certificate and client.
+func (r *HelmRepository) Server() *httptest.Server { return r.srv }
+
+// Serve answers GET path with data from now on.
+func (r *HelmRepository) Serve(path string, data []byte) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.files[path] = data
+}
+
+// Entry is one chart version of an index.yaml. A URL without a scheme is
+// relative to the index and its Archive is served there.
+type Entry struct {
+	Name, Version, URL string
+	Archive            []byte
+	// Digest overrides the archive's sha256, to publish a wrong one.
+	Digest string
+}
+
+// Publish serves <dir>/index.yaml listing entries, as `helm repo index`
+// writes it, and each relative entry's archive below dir.
+func (r *HelmRepository) Publish(dir string, entries ...Entry) error {
+	index := repo.NewIndexFile()
+	for _, e := range entries {
+		digest := e.Digest
+		if digest == "" {
+			digest = SHA256(e.Archive)
+		}
+		md := &helmchart.Metadata{APIVersion: helmchart.APIVersionV2, Name: e.Name, Version: e.Version}
+		if err := index.MustAdd(md, e.URL, "", digest); err != nil {
+			return fmt.Errorf("indexing chart %s %s: %w", e.Name, e.Version, err)
+		}
+		if !strings.Contains(e.URL, "://") {
+			r.Serve(dir+"/"+e.URL, e.Archive)
+		}
+	}
+	index.SortEntries()
+	data, err := yaml.Marshal(index)
+	if err != nil {
+		return err
+	}
+	r.Serve(dir+"/index.yaml", data)
+	return nil
+}
+
+// Close stops the repository.
+func (r *HelmRepository) Close() { r.srv.Close() }
+
+// Package builds a chart archive, as `helm package` does, from files keyed
+// by their path in the chart (Chart.yaml, values.yaml, templates/...).
+func Package(files map[string]string) ([]byte, error) {
+	names := make([]string, 0, len(files))
+	for name := range files {
+		names = append(names, name)
+	}
+	sort.Strings(names)
+	buffered := make([]*loader.BufferedFile, 0, len(names))
+	for _, name := range names {
+		buffered = append(buffered, &loader.BufferedFile{Name: name, Data: []byte(files[name])})
+	}
+	ch, err := loader.LoadFiles(buffered)
+	if err != nil {
+		return nil, fmt.Errorf("loading chart files: %w", err)
+	}
+	dir, err := os.MkdirTemp("", "kuvryn-chart-")
+	if err != nil {
+		return nil, err
+	}
+	defer os.RemoveAll(dir)
+	path, err := chartutil.Save(ch, dir)
+	if err != nil {
+		return nil, fmt.Errorf("packaging chart %s: %w", ch.Name(), err)
+	}
+	return os.ReadFile(path)
+}
+
+// SHA256 is an archive's digest in hex, as Revisions and index.yaml record it.
+func SHA256(archive []byte) string {
+	sum := sha256.Sum256(archive)
+	return hex.EncodeToString(sum[:])
+}
