@@ -144,6 +144,13 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (result ct
 	}
 
 	out, err := r.render(ctx, app, repo)
+	if errors.Is(err, gitrepo.ErrNotFetched) {
+		// A cold cache (a restart, a new leader) is not the commit's fault:
+		// the Repository's first fetch here brings it in.
+		after := r.Retry.Failed(req.String(), repository.PollInterval(repo))
+		return ctrl.Result{RequeueAfter: after}, r.record(ctx, app, nil, waiting(app, fmt.Sprintf(
+			"waiting for Repository %q to fetch commit %s into this source-controller's cache; retrying in %s", repo.Name, short(commit), after)))
+	}
 	if err != nil {
 		reason := syncv1.ReasonRenderFailed
 		var re *render.Error

@@ -25,6 +25,12 @@ const (
 	maxSymlinkTarget = 4096
 )
 
+// ErrNotFetched says a checkout asked for a commit this process's cache has
+// not fetched: after a restart or a leader change the cache starts empty
+// while Repository status already names a commit. It heals with the next
+// fetch, so callers retry soon instead of failing the render.
+var ErrNotFetched = errors.New("commit not fetched into this cache")
+
 // Checkout returns a directory holding the tree of commit, which Fetch must
 // have brought into the Repository's clone. The directory is written once,
 // in a temporary place, and renamed into place complete, so readers never
@@ -56,12 +62,15 @@ func (c *Cache) Checkout(ctx context.Context, key RepoKey, commit string) (strin
 
 	repo, err := git.PlainOpen(c.cloneDir(key))
 	if errors.Is(err, git.ErrRepositoryNotExists) {
-		return "", fmt.Errorf("Repository %s has no clone to check out %s from; fetch it first", key, commit)
+		return "", fmt.Errorf("Repository %s has no clone to check out %s from; fetch it first: %w", key, commit, ErrNotFetched)
 	}
 	if err != nil {
 		return "", fmt.Errorf("Repository %s: opening clone: %w", key, err)
 	}
 	obj, err := repo.CommitObject(plumbing.NewHash(commit))
+	if errors.Is(err, plumbing.ErrObjectNotFound) {
+		return "", fmt.Errorf("Repository %s: the clone does not hold commit %s yet; fetch it first: %w", key, commit, ErrNotFetched)
+	}
 	if err != nil {
 		return "", fmt.Errorf("Repository %s: commit %s: %w", key, commit, err)
 	}

@@ -2,6 +2,7 @@ package gitrepo
 
 import (
 	"context"
+	"errors"
 	"os"
 	"path/filepath"
 	"strings"
@@ -118,16 +119,19 @@ func TestCheckout_RefusesBadInput(t *testing.T) {
 	commit(t, repo, map[string]string{"a": "1"})
 	cache := newCache(t)
 
-	if _, err := cache.Checkout(context.Background(), keyApp, strings.Repeat("ab", 20)); err == nil || !strings.Contains(err.Error(), "fetch it first") {
-		t.Fatalf("Checkout before Fetch: %v", err)
+	if _, err := cache.Checkout(context.Background(), keyApp, strings.Repeat("ab", 20)); !errors.Is(err, ErrNotFetched) || !strings.Contains(err.Error(), "fetch it first") {
+		t.Fatalf("Checkout before Fetch: %v, want ErrNotFetched", err)
 	}
 	mustFetch(t, cache, keyApp, repo.URL(), nil, "main")
+	if _, err := cache.Checkout(context.Background(), keyApp, strings.Repeat("ab", 20)); !errors.Is(err, ErrNotFetched) {
+		t.Fatalf("Checkout of a commit the clone lacks: %v, want ErrNotFetched", err)
+	}
 	for _, tc := range []struct {
 		name, commit, wantMsg string
 	}{
 		{"path instead of a commit", "../../../../etc", "not a full commit hash"},
 		{"short commit", "abcdef1", "not a full commit hash"},
-		{"commit not fetched", strings.Repeat("ab", 20), "Repository team-a/app: commit " + strings.Repeat("ab", 20)},
+		{"commit not fetched", strings.Repeat("ab", 20), "Repository team-a/app: the clone does not hold commit " + strings.Repeat("ab", 20)},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			_, err := cache.Checkout(context.Background(), keyApp, tc.commit)
