@@ -68,8 +68,13 @@ func (ro *rollout) current(ctx context.Context, obj *unstructured.Unstructured) 
 // managedBySync reports whether Kuvryn Sync has applied fields of obj, which
 // is what entitles it to delete obj.
 func managedBySync(obj *unstructured.Unstructured) bool {
+	return hasFieldManager(obj, syncv1.FieldManagerSync)
+}
+
+// hasFieldManager reports whether manager owns any field of obj.
+func hasFieldManager(obj *unstructured.Unstructured, manager string) bool {
 	for _, f := range obj.GetManagedFields() {
-		if f.Manager == syncv1.FieldManagerSync {
+		if f.Manager == manager {
 			return true
 		}
 	}

@@ -22,7 +22,9 @@ func TestConflictMessage_NamesEveryManagerAndBoundsTheFields(t *testing.T) {
 		"ConfigMap shop/settings",
 		`field manager "helm" owns .metadata.labels.team`,
 		`field manager "kubectl-edit" owns .data.a, .data.b, .data.c and 1 more field(s)`,
-		"does not force",
+		"does not force another manager's fields",
+		"leave the field(s) out of the manifests in Git",
+		"have that manager give them up",
 	} {
 		if !strings.Contains(got, want) {
 			t.Errorf("conflictMessage() = %q, want it to contain %q", got, want)

@@ -118,7 +118,9 @@ func hasConflictCauses(s metav1.Status) bool {
 	return false
 }
 
-// conflictMessage names the other field managers and the fields they own.
+// conflictMessage names the other field managers, the fields they own and
+// the ways out, since the owner is usually a controller (an HPA, an
+// operator) whose fields stay its own.
 func conflictMessage(id objectID, s metav1.Status) string {
 	byManager := make(map[string][]string)
 	for _, c := range s.Details.Causes {
@@ -150,7 +152,8 @@ func conflictMessage(id objectID, s metav1.Status) string {
 		}
 		parts = append(parts, part)
 	}
-	return fmt.Sprintf("%s: Server-Side Apply conflict: %s; Kuvryn Sync does not force, so remove the field(s) from one of the managers",
+	return fmt.Sprintf("%s: Server-Side Apply conflict: %s; Kuvryn Sync does not force another manager's fields: "+
+		"leave the field(s) out of the manifests in Git, or have that manager give them up",
 		id, strings.Join(parts, "; "))
 }
 
