@@ -3,6 +3,8 @@ package harness
 import (
 	"bytes"
 	"fmt"
+	"net/http"
+	"strings"
 	"sync"
 
 	"helm.sh/helm/v3/pkg/chart/loader"
@@ -19,12 +21,75 @@ type ChartServers struct {
 
 	mu      sync.Mutex
 	entries []testchart.Entry
+	hold    *Hold
 }
 
 func startChartServers() *ChartServers {
-	return &ChartServers{
-		registry: testchart.StartRegistry(nil),
-		helmRepo: testchart.StartHelmRepository(false, nil),
+	c := &ChartServers{registry: testchart.StartRegistry(nil)}
+	c.helmRepo = testchart.StartHelmRepository(false, c.holdArchives)
+	return c
+}
+
+// holdArchives keeps archive downloads waiting while a Hold is set.
+func (c *ChartServers) holdArchives(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		c.mu.Lock()
+		hold := c.hold
+		c.mu.Unlock()
+		if hold != nil && !strings.HasSuffix(r.URL.Path, "/index.yaml") && !hold.wait(r) {
+			return
+		}
+		next.ServeHTTP(w, r)
+	})
+}
+
+// Hold keeps the Helm repository's chart archive downloads waiting, so a
+// test can act while a render is in flight.
+type Hold struct {
+	release  chan struct{}
+	once     sync.Once
+	mu       sync.Mutex
+	requests int
+	arrived  chan struct{}
+}
+
+// HoldArchives makes every chart archive download of the Helm repository
+// wait until Release; index.yaml is still served.
+func (c *ChartServers) HoldArchives() *Hold {
+	h := &Hold{release: make(chan struct{}), arrived: make(chan struct{}, 64)}
+	c.mu.Lock()
+	c.hold = h
+	c.mu.Unlock()
+	return h
+}
+
+// Arrived is signalled once for each download that starts waiting.
+func (h *Hold) Arrived() <-chan struct{} { return h.arrived }
+
+// Requests counts the downloads that have waited so far.
+func (h *Hold) Requests() int {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return h.requests
+}
+
+// Release lets every waiting and later download through.
+func (h *Hold) Release() { h.once.Do(func() { close(h.release) }) }
+
+// wait holds one download until Release or until its client goes away.
+func (h *Hold) wait(r *http.Request) bool {
+	h.mu.Lock()
+	h.requests++
+	h.mu.Unlock()
+	select {
+	case h.arrived <- struct{}{}:
+	default:
+	}
+	select {
+	case <-h.release:
+		return true
+	case <-r.Context().Done():
+		return false
 	}
 }
 
