@@ -104,4 +104,3 @@ func revisionsOf(t *testing.T, ns, app string) []string {
 	}
 	return names
 }
-
