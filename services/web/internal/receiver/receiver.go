@@ -25,6 +25,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	syncv1 "github.com/kuvryn/kuvryn-sync/apis/v1alpha1"
+	"github.com/kuvryn/kuvryn-sync/services/web/internal/receiver/pushpayload"
 )
 
 // MaxBodyBytes is the largest request body read: 1 MB.
@@ -163,13 +164,13 @@ func (rc *Receiver) push(w http.ResponseWriter, req *http.Request) {
 		rc.respond(w, resultIgnored)
 		return
 	}
-	urls, err := pushURLs(body)
+	urls, err := pushpayload.URLs(body)
 	if err != nil {
 		log.Info("push payload refused: not a JSON push event", "error", err.Error())
 		rc.respond(w, resultBadRequest)
 		return
 	}
-	if !namesRepository(urls, repo.Spec.Git.URL) {
+	if !pushpayload.Names(urls, repo.Spec.Git.URL) {
 		log.Info("push ignored: its payload does not name spec.git.url", "url", repo.Spec.Git.URL)
 		rc.respond(w, resultRepositoryMismatch)
 		return

@@ -1,10 +1,10 @@
-package receiver
+package pushpayload
 
 import "testing"
 
-// TestRepoKey_NormalisesTheFormsOfOneRepository lists the URL forms of one
+// TestKey_NormalisesTheFormsOfOneRepository lists the URL forms of one
 // repository that must compare equal, and near misses that must not.
-func TestRepoKey_NormalisesTheFormsOfOneRepository(t *testing.T) {
+func TestKey_NormalisesTheFormsOfOneRepository(t *testing.T) {
 	cases := []struct {
 		url  string
 		key  string
@@ -41,16 +41,16 @@ func TestRepoKey_NormalisesTheFormsOfOneRepository(t *testing.T) {
 		{"https://github.com/%zz", "", false},
 	}
 	for _, c := range cases {
-		key, ok := repoKey(c.url)
+		key, ok := Key(c.url)
 		if ok != c.isOK || key != c.key {
-			t.Errorf("repoKey(%q) = %q, %v; want %q, %v", c.url, key, ok, c.key, c.isOK)
+			t.Errorf("Key(%q) = %q, %v; want %q, %v", c.url, key, ok, c.key, c.isOK)
 		}
 	}
 }
 
-// TestNamesRepository_MatchesAnyURLOfThePayload checks a payload's several
+// TestNames_MatchesAnyURLOfThePayload checks a payload's several
 // URLs against the Repository's one.
-func TestNamesRepository_MatchesAnyURLOfThePayload(t *testing.T) {
+func TestNames_MatchesAnyURLOfThePayload(t *testing.T) {
 	payload := []string{"https://api.github.com/repos/acme/app", "git@github.com:acme/app.git"}
 	cases := []struct {
 		repoURL string
@@ -63,8 +63,8 @@ func TestNamesRepository_MatchesAnyURLOfThePayload(t *testing.T) {
 		{"not a url", false},
 	}
 	for _, c := range cases {
-		if got := namesRepository(payload, c.repoURL); got != c.want {
-			t.Errorf("namesRepository(%v, %q) = %v, want %v", payload, c.repoURL, got, c.want)
+		if got := Names(payload, c.repoURL); got != c.want {
+			t.Errorf("Names(%v, %q) = %v, want %v", payload, c.repoURL, got, c.want)
 		}
 	}
 }

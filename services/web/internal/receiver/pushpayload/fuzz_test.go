@@ -1,4 +1,4 @@
-package receiver
+package pushpayload
 
 import "testing"
 
@@ -8,8 +8,6 @@ import "testing"
 // malformed payloads; this one must answer bad_request instead.
 func FuzzPushPayload(f *testing.F) {
 	for _, seed := range [][]byte{
-		githubPush("acme/platform"),
-		gitlabPush("group/sub/app"),
 		[]byte(`{}`),
 		[]byte(`null`),
 		[]byte(`[]`),
@@ -22,15 +20,15 @@ func FuzzPushPayload(f *testing.F) {
 		f.Add(seed)
 	}
 	f.Fuzz(func(t *testing.T, body []byte) {
-		urls, err := pushURLs(body)
+		urls, err := URLs(body)
 		if err != nil {
 			return
 		}
 		for _, u := range urls {
-			if _, ok := repoKey(u); ok && !namesRepository(urls, u) {
+			if _, ok := Key(u); ok && !Names(urls, u) {
 				t.Fatalf("payload URL %q does not name its own repository", u)
 			}
 		}
-		namesRepository(urls, "https://github.com/acme/platform")
+		Names(urls, "https://github.com/acme/platform")
 	})
 }
