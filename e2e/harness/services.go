@@ -46,6 +46,8 @@ type Services struct {
 	Sink *Sink
 	// ReceiverURL is the web service's push and image webhook receiver.
 	ReceiverURL string
+	// ConsoleURL is the web service's read-only console.
+	ConsoleURL string
 }
 
 // All lists the running services in start order.
@@ -89,10 +91,18 @@ func (e *Env) StartServices(ctx context.Context) (*Services, error) {
 		return nil, err
 	}
 	receiver := net.JoinHostPort("127.0.0.1", strconv.Itoa(port))
-	if s.Web, err = e.StartService(ctx, "web", append(LeaderFlags(), "--webhook-receiver-bind-address="+receiver)...); err != nil {
+	if port, err = controlplane.FreePort(); err != nil {
+		return nil, err
+	}
+	console := net.JoinHostPort("127.0.0.1", strconv.Itoa(port))
+	if s.Web, err = e.StartService(ctx, "web", append(LeaderFlags(),
+		"--webhook-receiver-bind-address="+receiver, "--console-bind-address="+console)...); err != nil {
 		return nil, err
 	}
 	s.ReceiverURL = "http://" + receiver
+	// localhost, not 127.0.0.1: browsers keep the console's Secure session
+	// cookie over plain HTTP only on localhost.
+	s.ConsoleURL = "http://localhost:" + strconv.Itoa(port)
 	for _, p := range s.All() {
 		if err := p.WaitReady(ctx, 2*time.Minute); err != nil {
 			return nil, err

@@ -218,10 +218,19 @@ func run(root, dir string) error {
 		fmt.Println(env.Logs(40))
 		return err
 	}
+	token, err := env.ViewerToken(ctx, namespace, "console-viewer", 24*time.Hour)
+	if err != nil {
+		return err
+	}
+	tokenFile := filepath.Join(dir, "viewer-token")
+	if err := os.WriteFile(tokenFile, []byte(token+"\n"), 0o600); err != nil {
+		return err
+	}
 	msg := fmt.Sprintf("Kuvryn Sync is running, every service its own process:\n%s"+
 		"Push webhook receiver: %s/hooks/<namespace>/<repository>\nGit repository: %s\n"+
-		"Notifications of Application payments (NotificationSink audit): %s\n",
-		services.Describe(), services.ReceiverURL, repo.URL(), sinkLog)
+		"Notifications of Application payments (NotificationSink audit): %s\n"+
+		"Web console: %s (read-only; sign in with the viewer token in %s, valid 24h:)\n%s\n",
+		services.Describe(), services.ReceiverURL, repo.URL(), sinkLog, services.ConsoleURL, tokenFile, token)
 	if err := os.WriteFile(filepath.Join(dir, "ready"), []byte(msg), 0o644); err != nil {
 		return err
 	}
