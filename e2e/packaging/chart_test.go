@@ -24,6 +24,8 @@ type chartCase struct {
 	webhook bool
 	// receiver: the receiver Service of the [RECEIVER] entries.
 	receiver bool
+	// console: the web service runs its console, behind its Service.
+	console bool
 }
 
 // enabledValues writes values that enable exactly the services in enabled.
@@ -55,8 +57,8 @@ func chartCases() []chartCase {
 	all := allServices()
 	cases := []chartCase{
 		{name: "default values enable every service but the optional web console", enabled: without(all, "web"), webhook: true},
-		{name: "every service enabled", values: enabledValues(all), enabled: all, webhook: true},
-		{name: "console.enabled, the guide's switch, enables web", values: "console: {enabled: true}\n", enabled: all, webhook: true},
+		{name: "every service enabled", values: enabledValues(all), enabled: all, webhook: true, console: true},
+		{name: "console.enabled, the guide's switch, enables web", values: "console: {enabled: true}\n", enabled: all, webhook: true, console: true},
 		{name: "webhookReceiver.enabled enables web and its receiver Service", values: "webhookReceiver: {enabled: true}\n",
 			enabled: all, webhook: true, receiver: true},
 		{name: "webhook disabled keeps the sync-controller without webhook objects",
@@ -65,11 +67,11 @@ func chartCases() []chartCase {
 	for _, s := range services {
 		off := without(all, s.name)
 		cases = append(cases, chartCase{
-			name: s.name + " disabled", values: enabledValues(off), enabled: off, webhook: off["sync-controller"],
+			name: s.name + " disabled", values: enabledValues(off), enabled: off, webhook: off["sync-controller"], console: off["web"],
 		})
 		alone := map[string]bool{s.name: true}
 		cases = append(cases, chartCase{
-			name: s.name + " alone", values: enabledValues(alone), enabled: alone, webhook: alone["sync-controller"],
+			name: s.name + " alone", values: enabledValues(alone), enabled: alone, webhook: alone["sync-controller"], console: alone["web"],
 		})
 	}
 	return cases
@@ -92,6 +94,9 @@ func TestChart_RendersOnlyEnabledServicesAndIsAcceptedByAPIServer(t *testing.T) 
 			want := expectedChartObjects(kustomized, tc.enabled, tc.webhook)
 			if !tc.receiver {
 				delete(want, id{"Service", systemNamespace, "kuvryn-sync-receiver"})
+			}
+			if !tc.console {
+				delete(want, id{"Service", systemNamespace, "kuvryn-sync-console"})
 			}
 			missing, extra := diffIDs(ids(asDeployDefault(objs)), want)
 			if len(missing) > 0 {

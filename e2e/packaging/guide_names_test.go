@@ -60,6 +60,7 @@ func TestInstall_NamesAreTheGuides(t *testing.T) {
 			}
 			for _, want := range []id{
 				{"Service", systemNamespace, tc.name("kuvryn-sync-receiver", "-receiver")},
+				{"Service", systemNamespace, tc.name("kuvryn-sync-console", "-console")},
 				{"Service", systemNamespace, tc.name("kuvryn-sync-webhook", "-webhook")},
 			} {
 				if !have[want] {

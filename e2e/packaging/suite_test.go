@@ -82,6 +82,7 @@ func rawNames() map[string]string {
 		chartPrefix + "-webhook-cert":    "kuvryn-sync-webhook-cert",
 		chartPrefix + "-application":     "kuvryn-sync-application",
 		chartPrefix + "-receiver":        "kuvryn-sync-receiver",
+		chartPrefix + "-console":         "kuvryn-sync-console",
 		chartPrefix + "-web-console":     "kuvryn-sync-web-console",
 		chartPrefix + "-viewer":          "kuvryn-sync-viewer",
 		chartPrefix + "-web-stamps-only": "kuvryn-sync-web-stamps-only",
