@@ -68,6 +68,13 @@ func (r *Reconciler) supersedeRevision(ctx context.Context, ro *rollout, name st
 		return err
 	}
 	ro.normal(syncv1.ReasonSuperseded, actionRollout, "Revision %s %s", name, message)
+	// The guide: a desired state that changed before the rollout started
+	// makes the approval stale; the new Revision needs its own.
+	if a := ro.app.Annotations; !wasRolling && a[syncv1.ApprovedRevisionAnnotation] == name {
+		ro.warning(syncv1.ReasonApprovalStale, actionApprove,
+			"approval of Revision %s by %s is stale: a newer desired state, Revision %s, arrived before its rollout started; approve Revision %s to roll it out",
+			name, a[syncv1.ApprovedByAnnotation], ro.rev.Name, ro.rev.Name)
+	}
 	return nil
 }
 
