@@ -25,17 +25,26 @@ const concurrentReconciles = 4
 func main() {
 	o := revision.Options{MaxConcurrentReconciles: concurrentReconciles}
 	manager.Main(manager.Service{Name: "sync-controller", Flags: func(fs *flag.FlagSet) { bindFlags(fs, &o) }}, func(mgr ctrl.Manager) error {
-		if o.DriftResyncInterval < 0 {
-			return fmt.Errorf("--drift-resync-interval %s is negative; use 0 to disable the drift re-check", o.DriftResyncInterval)
-		}
-		if o.RetryInterval < 0 {
-			return fmt.Errorf("--retry-interval %s is negative; use 0 to disable retries", o.RetryInterval)
+		if err := validate(o); err != nil {
+			return err
 		}
 		if err := webhook.Setup(mgr, mgr.GetAPIReader()); err != nil {
 			return err
 		}
 		return revision.New(mgr, o).SetupWithManager(context.Background(), mgr)
 	})
+}
+
+// validate refuses flag values the flag package accepts but the controller
+// cannot use.
+func validate(o revision.Options) error {
+	if o.DriftResyncInterval < 0 {
+		return fmt.Errorf("--drift-resync-interval %s is negative; use 0 to disable the drift re-check", o.DriftResyncInterval)
+	}
+	if o.RetryInterval < 0 {
+		return fmt.Errorf("--retry-interval %s is negative; use 0 to disable retries", o.RetryInterval)
+	}
+	return nil
 }
 
 // bindFlags registers the sync-controller's own flags on fs, writing into o.
