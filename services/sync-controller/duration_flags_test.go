@@ -12,8 +12,7 @@ import (
 
 // Drift is re-checked every 5m, as the guide says, and a failed attempt
 // retried after 30s (docs/rollout.md); 0 turns either off and a negative
-// value is refused
-// naming the flag.
+// value is refused, naming the flag.
 func TestBindFlags_DurationsDefaultAsTheGuideSaysZeroDisablesNegativeIsRefused(t *testing.T) {
 	for _, tc := range []struct {
 		name               string
