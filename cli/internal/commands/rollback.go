@@ -28,11 +28,16 @@ func rollbackCommand(e *env) *cli.Command {
 			if err != nil {
 				return err
 			}
-			target, err := rollbackTarget(app, revisionExists(c.Context, k8s, app.Namespace))
+			target, err := rollbackTarget(app, revisionExists(c.Context, k8s, app.Namespace), revisionsOf(c.Context, k8s, app))
 			if err != nil {
 				return err
 			}
-			from := app.Status.DeployedRevision
+			// What the sync-controller will hold: the desired Revision, even
+			// one that never deployed (a failing hook), else the deployed one.
+			from := app.Status.DesiredRevision
+			if from == "" {
+				from = app.Status.DeployedRevision
+			}
 			if from == "" {
 				from = "no deployed Revision"
 			}
@@ -63,8 +68,10 @@ func rollbackCommand(e *env) *cli.Command {
 // rollbackTarget is the Revision of the newest Healthy entry of
 // status.history (newest first) that is neither status.desiredRevision nor
 // status.deployedRevision and still exists: a Revision pruned by the history
-// limit cannot be rolled back to, so the next known-good one is taken.
-func rollbackTarget(app *syncv1.Application, exists func(name string) (bool, error)) (string, error) {
+// limit cannot be rolled back to, so the next known-good one is taken. When
+// the bounded history holds none (failed retries can fill it), the newest
+// Healthy Revision of the Application still in the cluster is the target.
+func rollbackTarget(app *syncv1.Application, exists func(name string) (bool, error), revisions func() ([]syncv1.Revision, error)) (string, error) {
 	desired, deployed := app.Status.DesiredRevision, app.Status.DeployedRevision
 	seen := map[string]bool{}
 	var gone []string
@@ -82,12 +89,41 @@ func rollbackTarget(app *syncv1.Application, exists func(name string) (bool, err
 		}
 		gone = append(gone, h.Revision)
 	}
-	msg := fmt.Sprintf("Application %s/%s has no Revision to roll back to: status.history has no Healthy Revision other than desired %q and deployed %q",
+	revs, err := revisions()
+	if err != nil {
+		return "", err
+	}
+	var newest *syncv1.Revision
+	for i := range revs {
+		r := &revs[i]
+		if r.Status.Phase != syncv1.PhaseHealthy || r.Name == desired || r.Name == deployed {
+			continue
+		}
+		if newest == nil || r.CreationTimestamp.After(newest.CreationTimestamp.Time) ||
+			(r.CreationTimestamp.Equal(&newest.CreationTimestamp) && r.Name > newest.Name) {
+			newest = r
+		}
+	}
+	if newest != nil {
+		return newest.Name, nil
+	}
+	msg := fmt.Sprintf("Application %s/%s has no Revision to roll back to: neither status.history nor its Revisions hold a Healthy one other than desired %q and deployed %q",
 		app.Namespace, app.Name, desired, deployed)
 	if len(gone) > 0 {
 		msg += fmt.Sprintf(" that still exists (deleted: %s)", strings.Join(gone, ", "))
 	}
 	return "", errors.New(msg)
+}
+
+// revisionsOf lists the Application's Revisions.
+func revisionsOf(ctx context.Context, k8s client.Client, app *syncv1.Application) func() ([]syncv1.Revision, error) {
+	return func() ([]syncv1.Revision, error) {
+		var list syncv1.RevisionList
+		if err := k8s.List(ctx, &list, client.InNamespace(app.Namespace), client.MatchingLabels{syncv1.ApplicationLabel: app.Name}); err != nil {
+			return nil, fmt.Errorf("listing Revisions of Application %s/%s: %w", app.Namespace, app.Name, err)
+		}
+		return list.Items, nil
+	}
 }
 
 // revisionExists reports whether a Revision of the Application is still there.
