@@ -30,6 +30,14 @@ type ApplicationSpec struct {
 	// +optional
 	History HistoryPolicy `json:"history,omitempty"`
 
+	// IgnoreDifferences names fields of the Application's objects that
+	// Kuvryn Sync leaves to whoever else sets them, as Argo CD's
+	// ignoreDifferences: once an object exists, an ignored field is never
+	// planned, applied, reported as drift or taken back from a hand edit.
+	// +optional
+	// +kubebuilder:validation:MaxItems=50
+	IgnoreDifferences []IgnoreRule `json:"ignoreDifferences,omitempty"`
+
 	// Notifications sends lifecycle events to NotificationSinks in this namespace.
 	// +optional
 	// +kubebuilder:validation:MaxItems=20
@@ -151,10 +159,46 @@ type SyncPolicy struct {
 	// approval bound to the plan digest.
 	// +optional
 	Automatic bool `json:"automatic,omitempty"`
+	// Force applies every object with force: fields another field manager
+	// owns are taken over instead of failing with ApplyConflict. One object
+	// opts in with the annotation sync.kuvryn.io/force: "true". The plan marks
+	// every forced entry, so an approver sees it before approving.
+	// +optional
+	Force bool `json:"force,omitempty"`
 	// Prune deletes objects that left desired state. Defaults to true.
 	// +kubebuilder:default=true
 	// +optional
 	Prune *bool `json:"prune,omitempty"`
+}
+
+// IgnoreRule picks objects by group and kind, and optionally name and
+// namespace, and the fields of them to ignore as JSON pointers (RFC 6901).
+type IgnoreRule struct {
+	// Group of the objects; empty for the core group.
+	// +optional
+	// +kubebuilder:validation:MaxLength=253
+	Group string `json:"group,omitempty"`
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=63
+	Kind string `json:"kind"`
+	// Name of the object; empty for every object of the kind.
+	// +optional
+	// +kubebuilder:validation:MaxLength=253
+	Name string `json:"name,omitempty"`
+	// Namespace of the object; empty for every namespace.
+	// +optional
+	// +kubebuilder:validation:MaxLength=63
+	Namespace string `json:"namespace,omitempty"`
+	// JSONPointers to the ignored fields, such as /spec/replicas or
+	// /metadata/annotations/example.com~1owner. The object's identity
+	// (apiVersion, kind, metadata, metadata.name, metadata.namespace) cannot
+	// be ignored.
+	// +kubebuilder:validation:MinItems=1
+	// +kubebuilder:validation:MaxItems=20
+	// +kubebuilder:validation:items:MaxLength=512
+	// +kubebuilder:validation:items:Pattern=`^(/([^/~]|~[01])*)+$`
+	// +kubebuilder:validation:XValidation:rule="self.all(p, !(p in ['/apiVersion', '/kind', '/metadata', '/metadata/name', '/metadata/namespace']))",message="must not ignore apiVersion, kind, metadata, metadata.name or metadata.namespace"
+	JSONPointers []string `json:"jsonPointers"`
 }
 
 // Decryption names the age keys for SOPS files.

@@ -37,6 +37,9 @@ const (
 const (
 	HookAnnotation     = "sync.kuvryn.io/hook"
 	SyncWaveAnnotation = "sync.kuvryn.io/sync-wave"
+	// ForceAnnotation "true" applies the object with force: fields another
+	// field manager owns are taken over instead of failing with ApplyConflict.
+	ForceAnnotation = "sync.kuvryn.io/force"
 
 	HelmHookAnnotation = "helm.sh/hook"
 	// HelmHookWeightAnnotation orders Helm hooks within their stage, as a

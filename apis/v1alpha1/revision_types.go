@@ -46,6 +46,18 @@ const (
 	PhaseRolledBack       RevisionPhase = "RolledBack"
 )
 
+// TakesApproval reports whether a Revision in phase p can be approved. One
+// that is rolling out or has rolled out (Applying, Healthy), or will never
+// roll out again (Superseded, RolledBack), has no plan left to approve; a
+// Failed one takes the fresh approval that retries it.
+func (p RevisionPhase) TakesApproval() bool {
+	switch p {
+	case PhaseApplying, PhaseHealthy, PhaseSuperseded, PhaseRolledBack:
+		return false
+	}
+	return true
+}
+
 // RevisionStatus is written by the source-controller (source) and the
 // sync-controller (everything else). Every list is bounded.
 type RevisionStatus struct {
@@ -145,6 +157,10 @@ type PlanEntry struct {
 	Wave int32 `json:"wave,omitempty"`
 	// +optional
 	Hook string `json:"hook,omitempty"`
+	// Force is true when the object is applied with force (annotation
+	// sync.kuvryn.io/force), taking fields other field managers own.
+	// +optional
+	Force bool `json:"force,omitempty"`
 	// Diff is a unified diff with Secret values redacted, at most MaxDiffBytes.
 	// +optional
 	// +kubebuilder:validation:MaxLength=4096

@@ -15,7 +15,8 @@ func Summary(s syncv1.PlanSummary) string {
 }
 
 // Plan writes a Revision's plan: its digest and summary, a table of the
-// entries (ACTION, KIND, NAMESPACE/NAME, WAVE, HOOK), then each entry's
+// entries (ACTION, KIND, NAMESPACE/NAME, WAVE, HOOK; a forced entry's
+// action reads "update (force)"), then each entry's
 // diff, with markers where status left entries or diff lines out. Callers
 // pass a plan that went through ConcealSecretValues.
 func Plan(w io.Writer, revision string, plan syncv1.Plan, o Options) error {
@@ -35,7 +36,7 @@ func Plan(w io.Writer, revision string, plan syncv1.Plan, o Options) error {
 
 	t := Table{Header: []string{"ACTION", "KIND", "NAMESPACE/NAME", "WAVE", "HOOK"}}
 	for _, e := range plan.Entries {
-		t.Add(actionCell(e.Action), Plain(e.Kind), Plain(objectName(e.ObjectRef)), Plain(strconv.Itoa(int(e.Wave))), Plain(e.Hook))
+		t.Add(actionCell(e), Plain(e.Kind), Plain(objectName(e.ObjectRef)), Plain(strconv.Itoa(int(e.Wave))), Plain(e.Hook))
 	}
 	if _, err := io.WriteString(w, "\n"); err != nil {
 		return err
@@ -73,16 +74,20 @@ func objectName(ref syncv1.ObjectRef) string {
 	return ref.Namespace + "/" + ref.Name
 }
 
-func actionCell(a syncv1.PlanAction) Cell {
-	switch a {
-	case syncv1.ActionCreate:
-		return Cell{Text: string(a), Color: Green}
-	case syncv1.ActionUpdate:
-		return Cell{Text: string(a), Color: Yellow}
-	case syncv1.ActionDelete:
-		return Cell{Text: string(a), Color: Red}
+func actionCell(e syncv1.PlanEntry) Cell {
+	text := string(e.Action)
+	if e.Force {
+		text += " (force)"
 	}
-	return Plain(string(a))
+	switch e.Action {
+	case syncv1.ActionCreate:
+		return Cell{Text: text, Color: Green}
+	case syncv1.ActionUpdate:
+		return Cell{Text: text, Color: Yellow}
+	case syncv1.ActionDelete:
+		return Cell{Text: text, Color: Red}
+	}
+	return Plain(text)
 }
 
 func diffColor(line string) Color {

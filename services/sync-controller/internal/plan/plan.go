@@ -36,6 +36,9 @@ type Entry struct {
 	// string(stage) for a pre-sync or post-sync hook, "" otherwise.
 	Wave int32
 	Hook string
+	// Force is true when the object is applied with force. Like Wave and
+	// Hook it comes from an annotation, which DesiredHash already covers.
+	Force bool
 	// Diff is the redacted diff from Diff; empty when unchanged. It is not
 	// part of the digest, which already covers both hashes.
 	Diff          string
@@ -169,6 +172,7 @@ func Build(entries []Entry) syncv1.Plan {
 			Action:        e.Action,
 			Wave:          e.Wave,
 			Hook:          e.Hook,
+			Force:         e.Force,
 			Diff:          diff,
 			DiffTruncated: e.DiffTruncated || cut,
 		})

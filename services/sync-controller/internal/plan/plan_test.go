@@ -180,6 +180,7 @@ func TestDigest_CoversIdentityActionAndHashesOnly(t *testing.T) {
 		{"desired hash", func(e *Entry) { e.DesiredHash = "9999" }, true},
 		{"wave, which the desired hash already covers", func(e *Entry) { e.Wave = 7 }, false},
 		{"hook, which the desired hash already covers", func(e *Entry) { e.Hook = "pre-sync" }, false},
+		{"force, which the desired hash already covers", func(e *Entry) { e.Force = true }, false},
 		{"diff, which is derived from the hashed objects", func(e *Entry) { e.Diff, e.DiffTruncated = "other", true }, false},
 	}
 	for _, tt := range tests {

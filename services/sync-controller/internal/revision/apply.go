@@ -2,29 +2,68 @@ package revision
 
 import (
 	"context"
+	"fmt"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	syncv1 "github.com/kuvryn/kuvryn-sync/apis/v1alpha1"
+	"github.com/kuvryn/kuvryn-sync/services/sync-controller/internal/ignore"
 )
 
-// applyObject server-side applies obj as the client's user, without force,
-// under the kuvryn-sync field manager, and returns the object the API server
-// answered with. invalidReason is the failure reason of an object the API
-// server refuses as invalid: ValidationFailure while planning, ApplyFailed
-// while applying.
-func applyObject(ctx context.Context, c client.Client, obj *unstructured.Unstructured, dryRun bool, invalidReason string) (*unstructured.Unstructured, error) {
+// applyObject server-side applies obj as the client's user under the
+// kuvryn-sync field manager, with force only when asked (see
+// rollout.forced), and returns the object the API server answered with.
+// invalidReason is the failure reason of an object the API server refuses
+// as invalid: ValidationFailure while planning, ApplyFailed while applying.
+func applyObject(ctx context.Context, c client.Client, obj *unstructured.Unstructured, dryRun, force bool, invalidReason string) (*unstructured.Unstructured, error) {
 	out := obj.DeepCopy()
 	opts := []client.ApplyOption{client.FieldOwner(syncv1.FieldManagerSync)}
 	if dryRun {
 		opts = append(opts, client.DryRunAll)
 	}
+	if force {
+		opts = append(opts, client.ForceOwnership)
+	}
 	if err := c.Apply(ctx, client.ApplyConfigurationFromUnstructured(out), opts...); err != nil {
 		return nil, failureOf(obj, "apply", err, invalidReason)
 	}
 	return out, nil
+}
+
+// forced reports whether obj is applied with force: its Application's
+// spec.sync.force, or the object's own annotation sync.kuvryn.io/force
+// "true". Any value of the annotation other than "true" or "false" is refused.
+func (ro *rollout) forced(obj *unstructured.Unstructured) (bool, error) {
+	switch v, ok := obj.GetAnnotations()[syncv1.ForceAnnotation]; {
+	case !ok || v == "false":
+		return ro.app.Spec.Sync.Force, nil
+	case v == "true":
+		return true, nil
+	default:
+		return false, &failure{reason: syncv1.ReasonValidationFailure, message: fmt.Sprintf(
+			"%s: annotation %s is %q, want \"true\" or \"false\"", idOf(obj), syncv1.ForceAnnotation, v)}
+	}
+}
+
+// respectIgnored returns obj with the fields the Application's ignore rules
+// name holding their live values (see ignore.Respect), and the rules'
+// pointers for obj. live is read only when a rule matches obj.
+func (ro *rollout) respectIgnored(ctx context.Context, obj, live *unstructured.Unstructured, liveRead bool) (*unstructured.Unstructured, []ignore.Pointer, error) {
+	ptrs, err := ignore.For(ro.app.Spec.IgnoreDifferences, obj)
+	if err != nil {
+		return nil, nil, &failure{reason: syncv1.ReasonValidationFailure, message: fmt.Sprintf("Application %s/%s: %v", ro.app.Namespace, ro.app.Name, err)}
+	}
+	if len(ptrs) == 0 {
+		return obj, nil, nil
+	}
+	if !liveRead {
+		if live, err = getLive(ctx, ro.client, obj); err != nil {
+			return nil, nil, err
+		}
+	}
+	return ignore.Respect(obj, live, ptrs), ptrs, nil
 }
 
 // getLive reads obj's live state as the client's user; nil when it does not exist.

@@ -153,7 +153,9 @@ func conflictMessage(id objectID, s metav1.Status) string {
 		parts = append(parts, part)
 	}
 	return fmt.Sprintf("%s: Server-Side Apply conflict: %s; Kuvryn Sync does not force another manager's fields: "+
-		"leave the field(s) out of the manifests in Git, or have that manager give them up",
+		"leave the field(s) out of the manifests in Git, or have that manager give them up; "+
+		"or, in the Application, name them in spec.ignoreDifferences to leave them to it, or take them with "+
+		"spec.sync.force or the object's annotation sync.kuvryn.io/force: \"true\"",
 		id, strings.Join(parts, "; "))
 }
 

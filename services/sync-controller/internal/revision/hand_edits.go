@@ -14,6 +14,7 @@ import (
 	"sigs.k8s.io/structured-merge-diff/v6/fieldpath"
 
 	syncv1 "github.com/kuvryn/kuvryn-sync/apis/v1alpha1"
+	"github.com/kuvryn/kuvryn-sync/services/sync-controller/internal/ignore"
 )
 
 // DefaultHandEditManagers are the field managers kubectl writes under when a
@@ -35,23 +36,26 @@ func (r *Reconciler) handEditManagers() []string {
 	return r.Options.HandEditManagers
 }
 
-// reclaimHandEdits takes back, for an automatic Application, the fields of
-// live that people changed by hand, as Flux does before it applies: every
-// managedFields entry of a hand-edit manager (other than on the status
-// subresource) is merged into Kuvryn Sync's own Apply entry, so that the
-// next apply sets those fields back and removes the ones the desired state
-// does not declare. Fields of any other manager stay theirs and still
-// conflict. Only objects Kuvryn Sync has applied are touched, and only
-// entries of the same apiVersion as its own, whose field paths match. It
-// returns live as the API server answered the change.
-func (r *Reconciler) reclaimHandEdits(ctx context.Context, ro *rollout, live *unstructured.Unstructured) (*unstructured.Unstructured, error) {
-	if live == nil || !ro.app.Spec.Sync.Automatic {
+// reclaimHandEdits takes back the fields of live that people changed by
+// hand, as Flux does before it applies: every managedFields entry of a
+// hand-edit manager (other than on the status subresource) is merged into
+// Kuvryn Sync's own Apply entry, so that the next apply sets those fields
+// back and removes the ones the desired state does not declare. Fields of
+// any other manager stay theirs and still conflict. Only objects Kuvryn Sync
+// has applied are touched, and only entries of the same apiVersion as its
+// own, whose field paths match. Only ownership moves, no value: a manual
+// Application does it too, so that its plan shows the correction, which
+// nothing applies until that plan is approved. It returns live as the API
+// server answered the change. Fields under ignored are never taken: they
+// stay with whoever set them.
+func (r *Reconciler) reclaimHandEdits(ctx context.Context, ro *rollout, live *unstructured.Unstructured, ignored []ignore.Pointer) (*unstructured.Unstructured, error) {
+	if live == nil {
 		return live, nil
 	}
 	// The object's own controllers write it too (a Deployment's records
 	// its revision), so the locked patch can lose the race: read it again.
 	err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
-		out, err := r.takeBackHandEdits(ctx, ro, live)
+		out, err := r.takeBackHandEdits(ctx, ro, live, ignored)
 		if apierrors.IsConflict(err) {
 			fresh := live.DeepCopy()
 			if getErr := ro.client.Get(ctx, client.ObjectKeyFromObject(live), fresh); getErr != nil {
@@ -69,7 +73,7 @@ func (r *Reconciler) reclaimHandEdits(ctx context.Context, ro *rollout, live *un
 }
 
 // takeBackHandEdits is one locked attempt of reclaimHandEdits.
-func (r *Reconciler) takeBackHandEdits(ctx context.Context, ro *rollout, live *unstructured.Unstructured) (*unstructured.Unstructured, error) {
+func (r *Reconciler) takeBackHandEdits(ctx context.Context, ro *rollout, live *unstructured.Unstructured, ignored []ignore.Pointer) (*unstructured.Unstructured, error) {
 	entries := live.GetManagedFields()
 	own := slices.IndexFunc(entries, func(e metav1.ManagedFieldsEntry) bool {
 		return e.Manager == syncv1.FieldManagerSync && e.Operation == metav1.ManagedFieldsOperationApply && e.Subresource == ""
@@ -93,6 +97,18 @@ func (r *Reconciler) takeBackHandEdits(ctx context.Context, ro *rollout, live *u
 		if err != nil {
 			return nil, fmt.Errorf("reading the fields field manager %q owns of %s: %w", e.Manager, idOf(live), err)
 		}
+		set, left := splitIgnored(set, live, ignored)
+		if !left.Empty() {
+			raw, err := left.ToJSON()
+			if err != nil {
+				return nil, fmt.Errorf("writing the fields field manager %q keeps of %s: %w", e.Manager, idOf(live), err)
+			}
+			e.FieldsV1 = metav1.NewFieldsV1(string(raw))
+			kept = append(kept, e)
+		}
+		if set.Empty() {
+			continue
+		}
 		owned = owned.Union(set)
 		taken = append(taken, fmt.Sprintf("%s from field manager %q", namePaths(set), e.Manager))
 	}
@@ -113,9 +129,31 @@ func (r *Reconciler) takeBackHandEdits(ctx context.Context, ro *rollout, live *u
 	if err := ro.client.Patch(ctx, out, patch); err != nil {
 		return nil, fmt.Errorf("taking back hand-edited fields of %s: %w", idOf(live), err)
 	}
+	if !ro.app.Spec.Sync.Automatic {
+		ro.normal(syncv1.ReasonProgressing, actionSelfHeal, "%s was edited by hand: took back %s; the plan shows the correction, which waits for approval",
+			idOf(live), strings.Join(taken, ", "))
+		return out, nil
+	}
 	ro.normal(syncv1.ReasonDriftCorrected, actionSelfHeal, "%s was edited by hand: took back %s; the next apply rolls the edit back",
 		idOf(live), strings.Join(taken, ", "))
 	return out, nil
+}
+
+// splitIgnored splits set into the fields to take and those under ignored,
+// which their manager keeps.
+func splitIgnored(set *fieldpath.Set, live *unstructured.Unstructured, ignored []ignore.Pointer) (take, keep *fieldpath.Set) {
+	if len(ignored) == 0 {
+		return set, &fieldpath.Set{}
+	}
+	var taken, kept []fieldpath.Path
+	set.Iterate(func(p fieldpath.Path) {
+		if ignore.Covers(p, live, ignored) {
+			kept = append(kept, p.Copy())
+		} else {
+			taken = append(taken, p.Copy())
+		}
+	})
+	return fieldpath.NewSet(taken...), fieldpath.NewSet(kept...)
 }
 
 func fieldSet(e metav1.ManagedFieldsEntry) (*fieldpath.Set, error) {

@@ -18,45 +18,7 @@ import (
 // the Application reports ApplyConflict naming the manager, the field and the
 // ways out.
 func TestSelfHeal_AnotherControllersFieldIsLeftAloneAndReported(t *testing.T) {
-	tests := []struct {
-		name    string
-		desired string
-		object  string // how the message names the kind
-		manager string
-		field   string
-		write   func(t *testing.T, ns string)
-		kept    func(t *testing.T, ns string) bool
-	}{
-		{
-			name: "autoscaler scales a Deployment", desired: webDeployment, object: "Deployment.apps", manager: "test-autoscaler", field: ".spec.replicas",
-			write: func(t *testing.T, ns string) {
-				dep := &appsv1.Deployment{}
-				must(t, admin.Get(t.Context(), client.ObjectKey{Namespace: ns, Name: "web"}, dep))
-				must(t, admin.SubResource("scale").Patch(t.Context(), dep, client.RawPatch(types.MergePatchType, []byte(`{"spec":{"replicas":5}}`)),
-					client.FieldOwner("test-autoscaler")))
-			},
-			kept: func(t *testing.T, ns string) bool {
-				dep := &appsv1.Deployment{}
-				must(t, admin.Get(t.Context(), client.ObjectKey{Namespace: ns, Name: "web"}, dep))
-				return dep.Spec.Replicas != nil && *dep.Spec.Replicas == 5
-			},
-		},
-		{
-			name: "operator applies a ConfigMap key", desired: "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: web\ndata:\n  key: value\n",
-			object: "ConfigMap", manager: "test-operator", field: ".data.key",
-			write: func(t *testing.T, ns string) {
-				cm := object(t, "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: web\ndata:\n  key: operator\n")
-				cm.SetNamespace(ns)
-				must(t, admin.Apply(t.Context(), client.ApplyConfigurationFromUnstructured(cm), client.FieldOwner("test-operator"), client.ForceOwnership))
-			},
-			kept: func(t *testing.T, ns string) bool {
-				cm := &corev1.ConfigMap{}
-				must(t, admin.Get(t.Context(), client.ObjectKey{Namespace: ns, Name: "web"}, cm))
-				return cm.Data["key"] == "operator"
-			},
-		},
-	}
-	for _, tt := range tests {
+	for _, tt := range otherManagerWrites {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
 			e := newEnv(t)
@@ -90,4 +52,45 @@ func TestSelfHeal_AnotherControllersFieldIsLeftAloneAndReported(t *testing.T) {
 			}
 		})
 	}
+}
+
+// otherManagerWrites are fields a controller writes under its own field
+// manager, as an HPA scaling or an operator applying would.
+var otherManagerWrites = []struct {
+	name    string
+	desired string
+	object  string // how the message names the kind
+	manager string
+	field   string
+	write   func(t *testing.T, ns string)
+	kept    func(t *testing.T, ns string) bool
+}{
+	{
+		name: "autoscaler scales a Deployment", desired: webDeployment, object: "Deployment.apps", manager: "test-autoscaler", field: ".spec.replicas",
+		write: func(t *testing.T, ns string) {
+			dep := &appsv1.Deployment{}
+			must(t, admin.Get(t.Context(), client.ObjectKey{Namespace: ns, Name: "web"}, dep))
+			must(t, admin.SubResource("scale").Patch(t.Context(), dep, client.RawPatch(types.MergePatchType, []byte(`{"spec":{"replicas":5}}`)),
+				client.FieldOwner("test-autoscaler")))
+		},
+		kept: func(t *testing.T, ns string) bool {
+			dep := &appsv1.Deployment{}
+			must(t, admin.Get(t.Context(), client.ObjectKey{Namespace: ns, Name: "web"}, dep))
+			return dep.Spec.Replicas != nil && *dep.Spec.Replicas == 5
+		},
+	},
+	{
+		name: "operator applies a ConfigMap key", desired: "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: web\ndata:\n  key: value\n",
+		object: "ConfigMap", manager: "test-operator", field: ".data.key",
+		write: func(t *testing.T, ns string) {
+			cm := object(t, "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: web\ndata:\n  key: operator\n")
+			cm.SetNamespace(ns)
+			must(t, admin.Apply(t.Context(), client.ApplyConfigurationFromUnstructured(cm), client.FieldOwner("test-operator"), client.ForceOwnership))
+		},
+		kept: func(t *testing.T, ns string) bool {
+			cm := &corev1.ConfigMap{}
+			must(t, admin.Get(t.Context(), client.ObjectKey{Namespace: ns, Name: "web"}, cm))
+			return cm.Data["key"] == "operator"
+		},
+	},
 }

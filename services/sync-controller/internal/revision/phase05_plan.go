@@ -127,7 +127,8 @@ func (r *Reconciler) planEntries(ctx context.Context, ro *rollout, withHooksAndD
 }
 
 // planObject compares obj's live state with its dry-run, once an automatic
-// Application has taken back the fields people edited by hand. An object
+// Application has taken back the fields people edited by hand. Fields the
+// ignore rules name are dry-run with their live values, so they never show. An object
 // whose kind or namespace the desired state itself creates cannot be dry-run
 // before they exist; it is planned as the create it will be.
 func (r *Reconciler) planObject(ctx context.Context, ro *rollout, ds *desired.State, obj *unstructured.Unstructured) (plan.Entry, error) {
@@ -141,10 +142,18 @@ func (r *Reconciler) planObject(ctx context.Context, ro *rollout, ds *desired.St
 			"%s belongs to Application %s (annotation %s); an object is managed by one Application only: remove it from one of them",
 			idOf(obj), owner, syncv1.OwnedByAnnotation)}
 	}
-	if live, err = r.reclaimHandEdits(ctx, ro, live); err != nil {
+	force, err := ro.forced(obj)
+	if err != nil {
 		return plan.Entry{}, err
 	}
-	dryRun, err := applyObject(ctx, ro.client, obj, true, syncv1.ReasonValidationFailure)
+	obj, ignored, err := ro.respectIgnored(ctx, obj, live, true)
+	if err != nil {
+		return plan.Entry{}, err
+	}
+	if live, err = r.reclaimHandEdits(ctx, ro, live, ignored); err != nil {
+		return plan.Entry{}, err
+	}
+	dryRun, err := applyObject(ctx, ro.client, obj, true, force, syncv1.ReasonValidationFailure)
 	switch {
 	case err == nil:
 	case newKind && errors.Is(err, errKindNotServed),
@@ -153,7 +162,9 @@ func (r *Reconciler) planObject(ctx context.Context, ro *rollout, ds *desired.St
 	default:
 		return plan.Entry{}, err
 	}
-	return plan.NewEntry(live, dryRun)
+	entry, err := plan.NewEntry(live, dryRun)
+	entry.Force = force
+	return entry, err
 }
 
 // isNamespaceNotFound reports whether err says namespace does not exist.

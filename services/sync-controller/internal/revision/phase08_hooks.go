@@ -123,7 +123,7 @@ func (r *Reconciler) advanceHook(ctx context.Context, ro *rollout, stage hook.St
 		if live == nil {
 			// The previous attempt's object was deleted when this one
 			// started, so whatever exists now this attempt created.
-			if live, err = applyObject(ctx, ro.client, withHookFinalizer(obj), false, syncv1.ReasonHookFailed); err != nil {
+			if live, err = applyObject(ctx, ro.client, withHookFinalizer(obj), false, false, syncv1.ReasonHookFailed); err != nil {
 				if f, ok := asFailure(err); ok {
 					return nil, hookFailed("could not be created: %s", f.message)
 				}

@@ -77,7 +77,7 @@ func (r *Reconciler) applyWaves(ctx context.Context, ro *rollout) (step, error) 
 // stops at the first one refused, with a failure.
 func (r *Reconciler) applyWave(ctx context.Context, ro *rollout, ds *desired.State, g wave.Group) (step, error) {
 	for _, obj := range g.Objects {
-		live, err := applyObject(ctx, ro.client, obj, false, syncv1.ReasonApplyFailed)
+		live, err := r.applyWaveObject(ctx, ro, obj)
 		if err == nil {
 			ro.observe(live)
 			continue
@@ -95,6 +95,19 @@ func (r *Reconciler) applyWave(ctx context.Context, ro *rollout, ds *desired.Sta
 		return halt, err
 	}
 	return proceed, nil
+}
+
+// applyWaveObject applies one object of a wave as planned: with force if
+// it asks for it, and with the fields its ignore rules name left as they are.
+func (r *Reconciler) applyWaveObject(ctx context.Context, ro *rollout, obj *unstructured.Unstructured) (*unstructured.Unstructured, error) {
+	force, err := ro.forced(obj)
+	if err != nil {
+		return nil, err
+	}
+	if obj, _, err = ro.respectIgnored(ctx, obj, nil, false); err != nil {
+		return nil, err
+	}
+	return applyObject(ctx, ro.client, obj, false, force, syncv1.ReasonApplyFailed)
 }
 
 // waveHealthy reads every object of a wave and reports whether all are
