@@ -35,6 +35,10 @@ func approveCommand(e *env) *cli.Command {
 			if plan == nil || plan.Digest == "" {
 				return noPlanError(rev)
 			}
+			if !rev.Status.Phase.TakesApproval() {
+				return fmt.Errorf("Revision %s of Application %s/%s is %s and waits for no approval: plan %s has rolled out or is rolling out; nothing approved",
+					rev.Name, app.Namespace, app.Name, rev.Status.Phase, printers.Sanitize(plan.Digest))
+			}
 			fmt.Fprintf(e.out, "Application:  %s/%s\nRevision:     %s\nPlan digest:  %s\nSummary:      %s\n",
 				app.Namespace, app.Name, rev.Name, printers.Sanitize(plan.Digest), printers.Summary(plan.Summary))
 

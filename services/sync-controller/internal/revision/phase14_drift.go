@@ -12,9 +12,11 @@ import (
 // reconcile of a settled Application: those a change to a watched object
 // brings, and, for kinds the controller may not watch, those of the
 // --drift-resync-interval. Any object whose dry-run differs from live has
-// drifted: the Application is OutOfSync, and an automatic Application gets a
-// fresh plan, which starts a new attempt of the same Revision. Hooks are not
-// compared, so a hook that ran and was deleted is never drift.
+// drifted: the Application is OutOfSync and gets a fresh plan of the
+// correction, which starts a new attempt of the same Revision: at once for an
+// automatic Application, once approved for a manual one (an ApprovalStale
+// Event says so). Hooks are not compared, so a hook that ran and was deleted
+// is never drift.
 func (r *Reconciler) detectDrift(ctx context.Context, ro *rollout) (step, error) {
 	if ro.completed || !ro.settled() ||
 		ro.rev.Status.Phase != syncv1.PhaseHealthy || ro.app.Status.DeployedRevision != ro.rev.Name {
@@ -40,18 +42,10 @@ func (r *Reconciler) detectDrift(ctx context.Context, ro *rollout) (step, error)
 		ro.app.Status.Sync = syncv1.SyncStateSynced
 		return proceed, nil
 	}
-	wasSynced := ro.app.Status.Sync == syncv1.SyncStateSynced
 	ro.app.Status.Sync = syncv1.SyncStateOutOfSync
 	names := drifted
 	if len(names) > maxNamedObjects {
 		names = append(names[:maxNamedObjects:maxNamedObjects], fmt.Sprintf("and %d more", len(drifted)-maxNamedObjects))
-	}
-	if !ro.approved() {
-		if wasSynced {
-			ro.normal(syncv1.ReasonProgressing, actionSelfHeal, "live state of %d object(s) drifted from Revision %s: %s",
-				len(drifted), ro.rev.Name, strings.Join(names, ", "))
-		}
-		return proceed, nil
 	}
 	p, err := r.computePlan(ctx, ro)
 	if f, ok := asFailure(err); ok {
@@ -61,9 +55,22 @@ func (r *Reconciler) detectDrift(ctx context.Context, ro *rollout) (step, error)
 	if err != nil {
 		return halt, err
 	}
+	used := ro.rev.Status.Approval
 	ro.rev.Status.Plan = &p
 	ro.rev.Status.Phase = syncv1.PhasePlanned
-	ro.normal(syncv1.ReasonProgressing, actionSelfHeal, "live state of %d object(s) drifted from Revision %s: %s; rolling it out again",
-		len(drifted), ro.rev.Name, strings.Join(names, ", "))
+	if ro.approved() {
+		ro.normal(syncv1.ReasonProgressing, actionSelfHeal, "live state of %d object(s) drifted from Revision %s: %s; rolling it out again",
+			len(drifted), ro.rev.Name, strings.Join(names, ", "))
+		return waitFor(shortPoll), nil
+	}
+	// A manual Application's approval covered one rollout, which is over:
+	// the correction is a new plan that waits for its own approval.
+	approvedBy := "nobody"
+	if used != nil {
+		approvedBy = fmt.Sprintf("%s (plan %s)", used.By, used.Digest)
+	}
+	ro.warning(syncv1.ReasonApprovalStale, actionApprove,
+		"live state of %d object(s) drifted from Revision %s: %s; the rollout approved by %s no longer describes the cluster: the correction is plan %s, approve it with `ksync approve %s -n %s`",
+		len(drifted), ro.rev.Name, strings.Join(names, ", "), approvedBy, p.Digest, ro.app.Name, ro.app.Namespace)
 	return waitFor(shortPoll), nil
 }

@@ -126,6 +126,10 @@ func (r record) approval(ctx context.Context, annotations, old map[string]string
 		return refuse("annotation %s: Revision %s/%s has no plan yet (status.plan.digest is empty); approve it once it is planned",
 			syncv1.ApprovedRevisionAnnotation, r.namespace, name)
 	}
+	if !rev.Status.Phase.TakesApproval() {
+		return refuse("annotation %s: Revision %s/%s is %s and waits for no approval: its plan %s has rolled out or is rolling out; a later change gets a new plan to approve",
+			syncv1.ApprovedRevisionAnnotation, r.namespace, name, rev.Status.Phase, rev.Status.Plan.Digest)
+	}
 	current := rev.Status.Plan.Digest
 	if reviewed && offered != current {
 		return refuse("annotation %s: plan changed since you reviewed it: current digest %s, approve-digest %s; review Revision %s's plan again",
