@@ -24,10 +24,14 @@ const (
 )
 
 // Rollback annotations on Applications. `ksync rollback` sets
-// RollbackRequested to the target Revision; the admission webhook records who
-// asked, when, and the desired-state digest the target had at that moment.
+// RollbackRequested to the target Revision and RollbackRequestID to a new
+// id; the admission webhook records who asked, when, and the desired-state
+// digest the target had at that moment, anew whenever either changes, so a
+// second rollback to the same target is a new request. The sync-controller
+// copies the id into the status.approval of the rollout that acts on it.
 const (
 	RollbackRequestedAnnotation    = "sync.kuvryn.io/rollback-requested"
+	RollbackRequestIDAnnotation    = "sync.kuvryn.io/rollback-request-id"
 	RollbackRequestedByAnnotation  = "sync.kuvryn.io/rollback-requested-by"
 	RollbackRequestedAtAnnotation  = "sync.kuvryn.io/rollback-requested-at"
 	RollbackDesiredStateAnnotation = "sync.kuvryn.io/rollback-desired-state"

@@ -181,6 +181,11 @@ type ApprovalRecord struct {
 	// Rollback is true when a rollback request was the approval.
 	// +optional
 	Rollback bool `json:"rollback,omitempty"`
+	// RequestID of the rollback request (annotation
+	// sync.kuvryn.io/rollback-request-id), which `ksync rollback` waits to see.
+	// +optional
+	// +kubebuilder:validation:MaxLength=64
+	RequestID string `json:"requestID,omitempty"`
 }
 
 // HookState is where one hook is in this rollout.

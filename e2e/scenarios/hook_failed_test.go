@@ -25,22 +25,8 @@ spec:
   serviceAccountName: deployer
   sync: {automatic: true}
 `,
-		"chart/Chart.yaml": "apiVersion: v2\nname: api\nversion: 0.1.0\n",
-		// The Job's pod can never be scheduled, so its deadline fails it.
-		"chart/templates/migrate.yaml": `apiVersion: batch/v1
-kind: Job
-metadata:
-  name: migrate
-  annotations: {helm.sh/hook: pre-install}
-spec:
-  activeDeadlineSeconds: 2
-  backoffLimit: 0
-  template:
-    spec:
-      restartPolicy: Never
-      nodeSelector: {kuvryn-e2e/no-such-node: "true"}
-      containers: [{name: migrate, image: "migrate:1"}]
-`,
+		"chart/Chart.yaml":              "apiVersion: v2\nname: api\nversion: 0.1.0\n",
+		"chart/templates/migrate.yaml":  failingHookJob("helm.sh/hook: pre-install"),
 		"chart/templates/settings.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: settings}\ndata: {color: blue}\n",
 	})
 	var rev syncv1.Revision
@@ -69,4 +55,23 @@ func containsAll(s string, parts ...string) bool {
 		}
 	}
 	return true
+}
+
+// failingHookJob is a hook Job, annotated with annotation, whose Pod never
+// schedules, so its deadline fails it and the rollout stops at the hook.
+func failingHookJob(annotation string) string {
+	return `apiVersion: batch/v1
+kind: Job
+metadata:
+  name: migrate
+  annotations: {` + annotation + `}
+spec:
+  activeDeadlineSeconds: 2
+  backoffLimit: 0
+  template:
+    spec:
+      restartPolicy: Never
+      nodeSelector: {kuvryn-e2e/no-such-node: "true"}
+      containers: [{name: migrate, image: "migrate:1"}]
+`
 }

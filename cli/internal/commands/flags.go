@@ -24,6 +24,7 @@ const (
 	flagOutput        = "output"
 	flagRevision      = "revision"
 	flagYes           = "yes"
+	flagTimeout       = "timeout"
 )
 
 // Output formats of -o.

@@ -2,12 +2,15 @@ package commands
 
 import (
 	"context"
+	"crypto/rand"
 	"errors"
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/urfave/cli/v2"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	syncv1 "github.com/kuvryn/kuvryn-sync/apis/v1alpha1"
@@ -18,10 +21,14 @@ func rollbackCommand(e *env) *cli.Command {
 		Name:      "rollback",
 		Usage:     "roll an Application back to its newest known-good Revision other than the desired and deployed ones",
 		ArgsUsage: "<application>",
-		Description: "Names the target Revision, asks for confirmation, then sets the Application annotation\n" +
-			syncv1.RollbackRequestedAnnotation + ". The sync-controller rolls back through the normal rollout\n" +
-			"and holds the Revision rolled back from.",
-		Flags:        append(clusterFlags(), yesFlag()),
+		Description: "Names the target Revision, asks for confirmation, then sets the Application annotations\n" +
+			syncv1.RollbackRequestedAnnotation + " and " + syncv1.RollbackRequestIDAnnotation + " (a new id, so every\n" +
+			"rollback is a new request). The sync-controller rolls back through the normal rollout and holds the\n" +
+			"Revision rolled back from. ksync waits until the rollout of the target has started under this\n" +
+			"request, and fails if it has not within --timeout.",
+		Flags: append(clusterFlags(), yesFlag(),
+			&cli.DurationFlag{Name: flagTimeout, Value: 2 * time.Minute, Usage: "how long to wait for the sync-controller to act on the request; 0 does not wait"},
+		),
 		BashComplete: e.completeApplications,
 		Action: func(c *cli.Context) error {
 			k8s, app, err := e.application(c)
@@ -52,17 +59,76 @@ func rollbackCommand(e *env) *cli.Command {
 					return fmt.Errorf("rollback to Revision %s cancelled; Application %s/%s not changed", target, app.Namespace, app.Name)
 				}
 			}
-			err = annotateApplication(c.Context, k8s, app, map[string]string{syncv1.RollbackRequestedAnnotation: target})
+			id := rand.Text()
+			err = annotateApplication(c.Context, k8s, app, map[string]string{
+				syncv1.RollbackRequestedAnnotation: target,
+				syncv1.RollbackRequestIDAnnotation: id,
+			})
 			if msg, refused := refusal(err); refused {
 				return fmt.Errorf("rollback refused: %s", msg)
 			}
 			if err != nil {
 				return fmt.Errorf("requesting rollback of Application %s/%s to Revision %s: %w", app.Namespace, app.Name, target, err)
 			}
-			fmt.Fprintf(e.out, "Requested rollback of Application %s/%s to Revision %s.\n", app.Namespace, app.Name, target)
+			fmt.Fprintf(e.out, "Requested rollback of Application %s/%s to Revision %s (request %s).\n", app.Namespace, app.Name, target, id)
+			timeout := c.Duration(flagTimeout)
+			if timeout <= 0 {
+				return nil
+			}
+			if err := awaitRollback(c.Context, k8s, app, target, id, timeout); err != nil {
+				return err
+			}
+			fmt.Fprintf(e.out, "Rollback started: Revision %s is rolling out; Revision %s is held until a newer desired state arrives.\n", target, from)
 			return nil
 		},
 	}
+}
+
+// rollbackPoll is how often ksync reads the target Revision while it waits.
+const rollbackPoll = time.Second
+
+// awaitRollback waits until the sync-controller has started the rollout of
+// target under request id (it copies the id into the Revision's
+// status.approval), and fails, saying why as far as the cluster tells, if
+// it has not within timeout.
+func awaitRollback(ctx context.Context, k8s client.Client, app *syncv1.Application, target, id string, timeout time.Duration) error {
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	tick := time.NewTicker(rollbackPoll)
+	defer tick.Stop()
+	for {
+		rev := &syncv1.Revision{}
+		err := k8s.Get(ctx, client.ObjectKey{Namespace: app.Namespace, Name: target}, rev)
+		if err == nil && rev.Status.Approval != nil && rev.Status.Approval.Rollback && rev.Status.Approval.RequestID == id {
+			return nil
+		}
+		select {
+		case <-tick.C:
+		case <-ctx.Done():
+			return fmt.Errorf("rollback request %s of Application %s/%s to Revision %s was not acted on within %s: %s",
+				id, app.Namespace, app.Name, target, timeout, whyNotActedOn(context.WithoutCancel(ctx), k8s, app, id))
+		}
+	}
+}
+
+// whyNotActedOn says what the Application shows about a request that was
+// not acted on.
+func whyNotActedOn(ctx context.Context, k8s client.Client, app *syncv1.Application, id string) string {
+	current := &syncv1.Application{}
+	if err := k8s.Get(ctx, client.ObjectKeyFromObject(app), current); err != nil {
+		return fmt.Sprintf("reading the Application: %v", err)
+	}
+	a := current.Annotations
+	switch {
+	case a[syncv1.RollbackRequestIDAnnotation] != id:
+		return fmt.Sprintf("a newer request (%s) replaced it", a[syncv1.RollbackRequestIDAnnotation])
+	case a[syncv1.RollbackRequestedByAnnotation] == "":
+		return "the sync-controller's admission webhook did not record it (annotation " + syncv1.RollbackRequestedByAnnotation + " is empty): is the sync-controller running?"
+	}
+	if c := meta.FindStatusCondition(current.Status.Conditions, syncv1.ConditionReady); c != nil {
+		return fmt.Sprintf("Application Ready=%s %s: %s", c.Status, c.Reason, c.Message)
+	}
+	return "the Application reports no Ready condition: is the sync-controller running?"
 }
 
 // rollbackTarget is the Revision of the newest Healthy entry of

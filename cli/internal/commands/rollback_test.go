@@ -139,12 +139,13 @@ func TestRollback_RequestsTheNewestKnownGoodRevision(t *testing.T) {
 	}
 	expectOnlyAnnotations(t, before, nil)
 
-	r = ksync(t, "rollback", "api", "-n", ns, "--yes")
+	r = ksync(t, "rollback", "api", "-n", ns, "--yes", "--timeout=0")
 	r.expect(t, 0)
-	if want := "Rolling back api to Revision api-2 (from api-5)\nRequested rollback of Application rollback/api to Revision api-2.\n"; r.stdout != want {
+	id := getApp(t, ns, "api").Annotations[syncv1.RollbackRequestIDAnnotation]
+	if want := "Rolling back api to Revision api-2 (from api-5)\nRequested rollback of Application rollback/api to Revision api-2 (request " + id + ").\n"; r.stdout != want {
 		t.Errorf("stdout %q, want %q", r.stdout, want)
 	}
-	expectOnlyAnnotations(t, before, map[string]string{syncv1.RollbackRequestedAnnotation: "api-2"})
+	expectOnlyAnnotations(t, before, map[string]string{syncv1.RollbackRequestedAnnotation: "api-2", syncv1.RollbackRequestIDAnnotation: id})
 }
 
 func TestRollback_RefusesWithoutKnownGoodRevision(t *testing.T) {
@@ -183,10 +184,11 @@ func TestRollback_FindsAHealthyRevisionPastAHistoryOfFailedRetries(t *testing.T)
 	createRevision(t, ns, "other", "other-1", syncv1.RevisionStatus{Phase: syncv1.PhaseHealthy})
 	before := getApp(t, ns, "api")
 
-	r := ksync(t, "rollback", "api", "-n", ns, "--yes")
+	r := ksync(t, "rollback", "api", "-n", ns, "--yes", "--timeout=0")
 	r.expect(t, 0)
-	if want := "Rolling back api to Revision api-1 (from api-3)\nRequested rollback of Application rollback-retries/api to Revision api-1.\n"; r.stdout != want {
+	id := getApp(t, ns, "api").Annotations[syncv1.RollbackRequestIDAnnotation]
+	if want := "Rolling back api to Revision api-1 (from api-3)\nRequested rollback of Application rollback-retries/api to Revision api-1 (request " + id + ").\n"; r.stdout != want {
 		t.Errorf("stdout %q, want %q", r.stdout, want)
 	}
-	expectOnlyAnnotations(t, before, map[string]string{syncv1.RollbackRequestedAnnotation: "api-1"})
+	expectOnlyAnnotations(t, before, map[string]string{syncv1.RollbackRequestedAnnotation: "api-1", syncv1.RollbackRequestIDAnnotation: id})
 }

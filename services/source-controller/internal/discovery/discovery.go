@@ -169,7 +169,7 @@ func fromGitForbidden(key string) bool {
 	switch key {
 	case syncv1.ApprovedRevisionAnnotation, syncv1.ApproveDigestAnnotation, syncv1.ApprovedByAnnotation,
 		syncv1.ApprovedAtAnnotation, syncv1.ApprovedDigestAnnotation,
-		syncv1.RollbackRequestedAnnotation, syncv1.RollbackRequestedByAnnotation,
+		syncv1.RollbackRequestedAnnotation, syncv1.RollbackRequestIDAnnotation, syncv1.RollbackRequestedByAnnotation,
 		syncv1.RollbackRequestedAtAnnotation, syncv1.RollbackDesiredStateAnnotation,
 		syncv1.DiscoveredFromAnnotation:
 		return true

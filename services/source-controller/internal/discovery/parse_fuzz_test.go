@@ -37,7 +37,7 @@ func FuzzParse(f *testing.F) {
 	personOnly := []string{
 		syncv1.ApprovedRevisionAnnotation, syncv1.ApproveDigestAnnotation, syncv1.ApprovedByAnnotation,
 		syncv1.ApprovedAtAnnotation, syncv1.ApprovedDigestAnnotation,
-		syncv1.RollbackRequestedAnnotation, syncv1.RollbackRequestedByAnnotation,
+		syncv1.RollbackRequestedAnnotation, syncv1.RollbackRequestIDAnnotation, syncv1.RollbackRequestedByAnnotation,
 		syncv1.RollbackRequestedAtAnnotation, syncv1.RollbackDesiredStateAnnotation,
 	}
 	const namespace, repo = "team", "repo"

@@ -123,8 +123,9 @@ func (r *Reconciler) rollbackRequest(ctx context.Context, ro *rollout) (*rollbac
 	}
 	record := syncv1.ApprovalRecord{
 		Revision: name, By: a[syncv1.RollbackRequestedByAnnotation], At: metav1.NewTime(at), Digest: digest, Rollback: true,
+		RequestID: a[syncv1.RollbackRequestIDAnnotation],
 	}
 	used := rev.Status.Approval
-	consumed := used != nil && used.Rollback && used.By == record.By && used.At.Equal(&record.At)
+	consumed := used != nil && used.Rollback && used.By == record.By && used.At.Equal(&record.At) && used.RequestID == record.RequestID
 	return &rollbackRequest{record: record, consumed: consumed}, nil
 }

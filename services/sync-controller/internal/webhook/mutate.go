@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"maps"
 	"net/http"
+	"regexp"
 	"time"
 
 	"gomodules.xyz/jsonpatch/v2"
@@ -143,15 +144,26 @@ func (r record) approval(ctx context.Context, annotations, old map[string]string
 	return nil
 }
 
+// requestID is what a rollback request id may be; empty when a person sets
+// rollback-requested by hand.
+var requestID = regexp.MustCompile(`^[A-Za-z0-9-]{0,64}$`)
+
+// rollback records a rollback request: whenever the target or the request
+// id changes, so every `ksync rollback` is a new request even to the same
+// target.
 func (r record) rollback(ctx context.Context, annotations, old map[string]string) error {
 	name, requesting := annotations[syncv1.RollbackRequestedAnnotation]
 	switch {
 	case !requesting:
 		rollback.clear(annotations)
 		return nil
-	case !rollback.requested(annotations, old):
+	case !rollback.requested(annotations, old) && annotations[syncv1.RollbackRequestIDAnnotation] == old[syncv1.RollbackRequestIDAnnotation]:
 		rollback.keep(annotations, old)
 		return nil
+	}
+	if id := annotations[syncv1.RollbackRequestIDAnnotation]; !requestID.MatchString(id) {
+		return refuse("annotation %s is %q: want at most 64 letters, digits and dashes",
+			syncv1.RollbackRequestIDAnnotation, id)
 	}
 	rev, err := r.revision(ctx, syncv1.RollbackRequestedAnnotation, name)
 	if err != nil {
