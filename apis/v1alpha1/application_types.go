@@ -323,6 +323,12 @@ type HistoryEntry struct {
 	// Rollback is true when the attempt was a requested rollback.
 	// +optional
 	Rollback bool `json:"rollback,omitempty"`
+	// Drift is the drift the attempt corrected, for a self-heal attempt:
+	// the drifted objects and the hand-edited fields taken back, with who
+	// changed them.
+	// +optional
+	// +kubebuilder:validation:MaxLength=1024
+	Drift string `json:"drift,omitempty"`
 }
 
 // +kubebuilder:object:root=true

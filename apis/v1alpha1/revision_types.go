@@ -76,6 +76,13 @@ type RevisionStatus struct {
 	Phase RevisionPhase `json:"phase,omitempty"`
 	// +optional
 	Plan *Plan `json:"plan,omitempty"`
+	// Drift is what the current plan corrects when the drift check made
+	// it (self-heal): the drifted objects and the hand-edited fields taken
+	// back, with who changed them. It moves to the history entry of the
+	// attempt once that starts.
+	// +optional
+	// +kubebuilder:validation:MaxLength=1024
+	Drift string `json:"drift,omitempty"`
 	// +optional
 	Approval *ApprovalRecord `json:"approval,omitempty"`
 	// +optional

@@ -8,11 +8,12 @@ import (
 
 // History writes the table of `ksync history`, newest first as in status:
 // REVISION, RESULT, REASON, STARTED, FINISHED, APPROVED-BY, ROLLBACK; wide
-// adds COMMIT, PLAN (the short plan digest) and APPROVED-AT.
+// adds COMMIT, PLAN (the short plan digest), APPROVED-AT and DRIFT (what a
+// self-heal attempt corrected).
 func History(w io.Writer, entries []syncv1.HistoryEntry, o Options) error {
 	t := Table{Header: []string{"REVISION", "RESULT", "REASON", "STARTED", "FINISHED", "APPROVED-BY", "ROLLBACK"}}
 	if o.Wide {
-		t.Header = append(t.Header, "COMMIT", "PLAN", "APPROVED-AT")
+		t.Header = append(t.Header, "COMMIT", "PLAN", "APPROVED-AT", "DRIFT")
 	}
 	for _, e := range entries {
 		var approvedBy, approvedAt, rollback string
@@ -33,7 +34,7 @@ func History(w io.Writer, entries []syncv1.HistoryEntry, o Options) error {
 			Plain(rollback),
 		}
 		if o.Wide {
-			row = append(row, Plain(ShortCommit(e.SourceCommit)), Plain(ShortDigest(e.PlanDigest)), Plain(approvedAt))
+			row = append(row, Plain(ShortCommit(e.SourceCommit)), Plain(ShortDigest(e.PlanDigest)), Plain(approvedAt), Plain(e.Drift))
 		}
 		t.Add(row...)
 	}

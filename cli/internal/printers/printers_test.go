@@ -162,7 +162,8 @@ func history() []syncv1.HistoryEntry {
 			Revision: "api-5f2c9a01be", Result: syncv1.PhaseHealthy, StartedAt: at("09:30"), FinishedAt: at("09:31"), Rollback: true,
 			Approval: &syncv1.ApprovalRecord{Revision: "api-5f2c9a01be", By: "system:serviceaccount:ops:bot", At: *at("09:29"), Digest: "sha256:" + strings.Repeat("cd", 32), Rollback: true},
 		},
-		{Revision: "api-0c1d2e3f4a", Result: syncv1.PhaseApplying, StartedAt: at("08:00")},
+		{Revision: "api-0c1d2e3f4a", Result: syncv1.PhaseApplying, StartedAt: at("08:00"),
+			Drift: `1 object(s) drifted: ConfigMap shop/settings; edited by hand: ConfigMap shop/settings: .data.color from field manager "kubectl-patch"`},
 	}
 }
 

@@ -129,6 +129,7 @@ func (r *Reconciler) takeBackHandEdits(ctx context.Context, ro *rollout, live *u
 	if err := ro.client.Patch(ctx, out, patch); err != nil {
 		return nil, fmt.Errorf("taking back hand-edited fields of %s: %w", idOf(live), err)
 	}
+	ro.handEdits = append(ro.handEdits, fmt.Sprintf("%s: %s", idOf(live), strings.Join(taken, ", ")))
 	if !ro.app.Spec.Sync.Automatic {
 		ro.normal(syncv1.ReasonProgressing, actionSelfHeal, "%s was edited by hand: took back %s; the plan shows the correction, which waits for approval",
 			idOf(live), strings.Join(taken, ", "))

@@ -217,6 +217,19 @@ func (e *testEnv) openGate() {
 			_ = admin.Patch(context.Background(), n, p)
 		})
 	}
+	// On a loaded machine the scheduler may leave a Pod it gave up on in
+	// its unschedulable queue for minutes after the label change; the
+	// ReplicaSet replaces a deleted one at once, and the new Pod schedules.
+	var pods corev1.PodList
+	must(e.t, admin.List(e.t.Context(), &pods, client.InNamespace(e.ns)))
+	for i := range pods.Items {
+		pod := &pods.Items[i]
+		if _, gated := pod.Spec.NodeSelector[e.gateLabel()]; gated && pod.Spec.NodeName == "" {
+			if err := admin.Delete(e.t.Context(), pod); err != nil && !apierrors.IsNotFound(err) {
+				e.t.Fatal(err)
+			}
+		}
+	}
 }
 
 func unstructuredSet(obj *unstructured.Unstructured, value string, fields ...string) error {

@@ -18,6 +18,7 @@ func (ro *rollout) startHistory() {
 		StartedAt: ro.now.DeepCopy(),
 		Approval:  ro.rev.Status.Approval.DeepCopy(),
 		Rollback:  ro.rev.Status.Approval != nil && ro.rev.Status.Approval.Rollback,
+		Drift:     ro.rev.Status.Drift,
 	}
 	if ro.rev.Status.Source != nil {
 		entry.SourceCommit = ro.rev.Status.Source.Commit
@@ -25,6 +26,8 @@ func (ro *rollout) startHistory() {
 	if ro.rev.Status.Plan != nil {
 		entry.PlanDigest = ro.rev.Status.Plan.Digest
 	}
+	// The record moves to the attempt that corrects the drift.
+	ro.rev.Status.Drift = ""
 	history := append([]syncv1.HistoryEntry{entry}, ro.app.Status.History...)
 	if limit := ro.historyLimit(); len(history) > limit {
 		history = history[:limit]

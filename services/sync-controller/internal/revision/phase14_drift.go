@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	syncv1 "github.com/kuvryn/kuvryn-sync/apis/v1alpha1"
+	"github.com/kuvryn/kuvryn-sync/pkg/message"
 )
 
 // detectDrift plans the deployed Revision again against live state on every
@@ -17,6 +18,10 @@ import (
 // automatic Application, once approved for a manual one (an ApprovalStale
 // Event says so). Hooks are not compared, so a hook that ran and was deleted
 // is never drift.
+// maxDriftRecord bounds status.drift and the history entry's drift, as
+// the CRDs do.
+const maxDriftRecord = 1024
+
 func (r *Reconciler) detectDrift(ctx context.Context, ro *rollout) (step, error) {
 	if ro.completed || !ro.settled() ||
 		ro.rev.Status.Phase != syncv1.PhaseHealthy || ro.app.Status.DeployedRevision != ro.rev.Name {
@@ -58,6 +63,11 @@ func (r *Reconciler) detectDrift(ctx context.Context, ro *rollout) (step, error)
 	used := ro.rev.Status.Approval
 	ro.rev.Status.Plan = &p
 	ro.rev.Status.Phase = syncv1.PhasePlanned
+	record := fmt.Sprintf("%d object(s) drifted: %s", len(drifted), strings.Join(names, ", "))
+	if len(ro.handEdits) > 0 {
+		record += "; edited by hand: " + strings.Join(ro.handEdits, "; ")
+	}
+	ro.rev.Status.Drift = message.Bound(record, maxDriftRecord)
 	if ro.approved() {
 		ro.normal(syncv1.ReasonProgressing, actionSelfHeal, "live state of %d object(s) drifted from Revision %s: %s; rolling it out again",
 			len(drifted), ro.rev.Name, strings.Join(names, ", "))

@@ -50,6 +50,9 @@ type rollout struct {
 
 	// drift is why live state that drifted cannot be corrected.
 	drift *failure
+	// handEdits names, per object, the hand-edited fields this reconcile
+	// took back and from whom, for the record of the drift it corrects.
+	handEdits []string
 
 	// completed is set when this reconcile completed an attempt.
 	completed bool

@@ -39,6 +39,9 @@ func TestSelfHeal_ManualApplicationPlansTheCorrectionOfAHandEditForApproval(t *t
 		!contains(p.Entries[0].Diff, "red", "value", "tier") {
 		t.Fatalf("plan %+v, want a new digest with one update taking data.key from red to value and dropping the label", p)
 	}
+	if !contains(rev.Status.Drift, "ConfigMap "+e.ns+"/settings", `"kubectl-patch"`) {
+		t.Errorf("status.drift %q, want it to name the object and the hand edit's manager", rev.Status.Drift)
+	}
 	if c := condition(rev.Status.Conditions, syncv1.ConditionAwaitingApproval); c.Status != "True" || !contains(c.Message, p.Digest) {
 		t.Errorf("AwaitingApproval = %+v, want True naming the correction's plan %s", c, p.Digest)
 	}
@@ -72,8 +75,9 @@ func TestSelfHeal_ManualApplicationPlansTheCorrectionOfAHandEditForApproval(t *t
 		t.Errorf("attempt %d, approval %+v; want attempt 2 under bob's approval of %s", rev.Status.Attempt, a, p.Digest)
 	}
 	app = e.application("shop")
-	if h := app.Status.History; len(h) < 2 || h[0].Approval == nil || h[0].Approval.By != "bob" || h[1].Approval == nil || h[1].Approval.By != "alice" {
-		t.Errorf("history %+v, want bob's approval of the correction over alice's of the first rollout", h)
+	if h := app.Status.History; len(h) < 2 || h[0].Approval == nil || h[0].Approval.By != "bob" || h[1].Approval == nil || h[1].Approval.By != "alice" ||
+		!contains(h[0].Drift, "ConfigMap "+e.ns+"/settings", `"kubectl-patch"`) || h[1].Drift != "" {
+		t.Errorf("history %+v, want bob's approval of the correction, recording the drift, over alice's of the first rollout", h)
 	}
 	eventually(t, "the Application Synced again", func() bool {
 		return e.application("shop").Status.Sync == syncv1.SyncStateSynced

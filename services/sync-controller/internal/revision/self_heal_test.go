@@ -66,6 +66,10 @@ func TestSelfHeal_HandEditsAreRolledBack(t *testing.T) {
 			eventually(t, "the Application Synced again", func() bool {
 				return e.application("shop").Status.Sync == syncv1.SyncStateSynced
 			}, nil)
+			if h := e.application("shop").Status.History; len(h) == 0 ||
+				!contains(h[0].Drift, "ConfigMap "+e.ns+"/settings", tt.field, `"`+tt.manager+`"`) {
+				t.Errorf("history %+v, want the newest attempt to record the hand edit it corrected", h)
+			}
 		})
 	}
 }
