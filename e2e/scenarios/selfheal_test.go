@@ -84,10 +84,12 @@ spec:
 				}
 				return false
 			})
-			eventually(t, time.Minute, "Application shop Synced and Healthy again", func() bool {
+			eventually(t, time.Minute, "Application shop Synced and Healthy again, its newest attempt recording the correction", func() bool {
 				var app syncv1.Application
 				return env.Client.Get(t.Context(), client.ObjectKey{Namespace: ns, Name: "shop"}, &app) == nil &&
-					app.Status.Sync == syncv1.SyncStateSynced && app.Status.Health == syncv1.HealthHealthy
+					app.Status.Sync == syncv1.SyncStateSynced && app.Status.Health == syncv1.HealthHealthy &&
+					len(app.Status.History) > 0 && strings.Contains(app.Status.History[0].Drift, tc.object) &&
+					strings.Contains(app.Status.History[0].Drift, `"`+tc.manager+`"`)
 			})
 		})
 	}
