@@ -266,8 +266,8 @@ data: {token: "` + base64.StdEncoding.EncodeToString([]byte(token)) + `"}
 		checkTable(t, "ksync history", out, header, row)
 		out, errOut = mustKsync(t, carol, "history", "ledger", "-n", ns, "-o", "wide")
 		values.check(t, "ksync history -o wide", out, errOut)
-		checkTable(t, "ksync history -o wide", out, append(header, "COMMIT", "PLAN", "APPROVED-AT"),
-			append(row, e.SourceCommit[:12], shortDigest(digest), timestamp(&e.Approval.At)))
+		checkTable(t, "ksync history -o wide", out, append(header, "COMMIT", "PLAN", "APPROVED-AT", "DRIFT"),
+			append(row, e.SourceCommit[:12], shortDigest(digest), timestamp(&e.Approval.At), ""))
 	})
 
 	t.Run("revision flag shows an older Revision", func(t *testing.T) {

@@ -197,6 +197,25 @@ func (e *testEnv) openGate() {
 		}
 		return gated > 0
 	}, nil)
+	e.labelNodes()
+	// On a loaded machine the scheduler may leave a Pod it gave up on in
+	// its unschedulable queue for minutes after the label change; the
+	// ReplicaSet replaces a deleted one at once, and the new Pod schedules.
+	var pods corev1.PodList
+	must(e.t, admin.List(e.t.Context(), &pods, client.InNamespace(e.ns)))
+	for i := range pods.Items {
+		pod := &pods.Items[i]
+		if _, gated := pod.Spec.NodeSelector[e.gateLabel()]; gated && pod.Spec.NodeName == "" {
+			if err := admin.Delete(e.t.Context(), pod); err != nil && !apierrors.IsNotFound(err) {
+				e.t.Fatal(err)
+			}
+		}
+	}
+}
+
+// labelNodes gives every node the gate label, until the test ends.
+func (e *testEnv) labelNodes() {
+	e.t.Helper()
 	var nodes corev1.NodeList
 	must(e.t, admin.List(e.t.Context(), &nodes))
 	for i := range nodes.Items {
@@ -216,19 +235,6 @@ func (e *testEnv) openGate() {
 			delete(n.Labels, e.gateLabel())
 			_ = admin.Patch(context.Background(), n, p)
 		})
-	}
-	// On a loaded machine the scheduler may leave a Pod it gave up on in
-	// its unschedulable queue for minutes after the label change; the
-	// ReplicaSet replaces a deleted one at once, and the new Pod schedules.
-	var pods corev1.PodList
-	must(e.t, admin.List(e.t.Context(), &pods, client.InNamespace(e.ns)))
-	for i := range pods.Items {
-		pod := &pods.Items[i]
-		if _, gated := pod.Spec.NodeSelector[e.gateLabel()]; gated && pod.Spec.NodeName == "" {
-			if err := admin.Delete(e.t.Context(), pod); err != nil && !apierrors.IsNotFound(err) {
-				e.t.Fatal(err)
-			}
-		}
 	}
 }
 

@@ -145,6 +145,14 @@ func (e *testEnv) startController(o Options) (stop func()) {
 // startControllerAs starts the controller authenticating with cfg.
 func (e *testEnv) startControllerAs(cfg *rest.Config, o Options) (stop func()) {
 	e.t.Helper()
+	_, stop = e.startReconcilerAs(cfg, o)
+	return stop
+}
+
+// startReconcilerAs is startControllerAs for a test that looks into the
+// running Reconciler.
+func (e *testEnv) startReconcilerAs(cfg *rest.Config, o Options) (r *Reconciler, stop func()) {
+	e.t.Helper()
 	mgr, err := ctrl.NewManager(cfg, ctrl.Options{
 		Scheme:                 manager.Scheme(),
 		Metrics:                metricsserver.Options{BindAddress: "0"},
@@ -154,7 +162,8 @@ func (e *testEnv) startControllerAs(cfg *rest.Config, o Options) (stop func()) {
 	})
 	must(e.t, err)
 	ctx, cancel := context.WithCancel(context.Background())
-	must(e.t, New(mgr, o).SetupWithManager(ctx, mgr))
+	r = New(mgr, o)
+	must(e.t, r.SetupWithManager(ctx, mgr))
 	done := make(chan error, 1)
 	go func() { done <- mgr.Start(ctx) }()
 	var once sync.Once
@@ -167,7 +176,7 @@ func (e *testEnv) startControllerAs(cfg *rest.Config, o Options) (stop func()) {
 		})
 	}
 	e.t.Cleanup(stop)
-	return stop
+	return r, stop
 }
 
 // createApplication creates an automatic Application applying as the
