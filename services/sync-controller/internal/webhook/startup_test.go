@@ -56,6 +56,27 @@ func TestSetup_LogsPendingRollbackRequestsAtStart(t *testing.T) {
 	requestedAt := stored(t, ns, "api")[syncv1.RollbackRequestedAtAnnotation]
 
 	// A second replica, started after the request, reports it.
+	from := startReplica(t)
+
+	want := []string{
+		`"application"="` + ns + `/api"`,
+		`"revision"="api-1"`,
+		`"requestedBy"="alice"`,
+		`"requestedAt"="` + requestedAt + `"`,
+		`"desiredState"="` + target.Spec.DesiredState.Digest + `"`,
+	}
+	report := awaitPendingReport(t, from, ns)
+	for _, w := range want {
+		if !strings.Contains(report, w) {
+			t.Errorf("report %q does not contain %s", report, w)
+		}
+	}
+}
+
+// startReplica starts another manager with the webhooks, stopped at the
+// test's end, and returns the number of lines logged before it started.
+func startReplica(t *testing.T) int {
+	t.Helper()
 	port, err := controlplane.FreePort()
 	if err != nil {
 		t.Fatal(err)
@@ -65,15 +86,15 @@ func TestSetup_LogsPendingRollbackRequestsAtStart(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer stop()
+	t.Cleanup(stop)
+	return from
+}
 
-	want := []string{
-		`"application"="` + ns + `/api"`,
-		`"revision"="api-1"`,
-		`"requestedBy"="alice"`,
-		`"requestedAt"="` + requestedAt + `"`,
-		`"desiredState"="` + target.Spec.DesiredState.Digest + `"`,
-	}
+// awaitPendingReport returns the one pending rollback request of namespace ns
+// logged after the first from lines, failing the test when none comes within
+// 30s or more than one does.
+func awaitPendingReport(t *testing.T, from int, ns string) string {
+	t.Helper()
 	deadline := time.Now().Add(30 * time.Second)
 	for {
 		var reported []string
@@ -82,19 +103,13 @@ func TestSetup_LogsPendingRollbackRequestsAtStart(t *testing.T) {
 				reported = append(reported, l)
 			}
 		}
-		if len(reported) > 0 {
-			if len(reported) != 1 {
-				t.Fatalf("pending rollback requests reported = %q, want only Application %s/api", reported, ns)
-			}
-			for _, w := range want {
-				if !strings.Contains(reported[0], w) {
-					t.Errorf("report %q does not contain %s", reported[0], w)
-				}
-			}
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("no pending rollback request of Application %s/api logged within 30s", ns)
+		switch {
+		case len(reported) == 1:
+			return reported[0]
+		case len(reported) > 1:
+			t.Fatalf("pending rollback requests reported = %q, want one", reported)
+		case time.Now().After(deadline):
+			t.Fatalf("no pending rollback request in namespace %s logged within 30s", ns)
 		}
 		time.Sleep(100 * time.Millisecond)
 	}

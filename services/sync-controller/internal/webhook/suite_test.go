@@ -35,8 +35,10 @@ var (
 	// alice and carol authenticate with their own client certificates;
 	// bob is impersonated by the admin.
 	alice, bob, carol client.Client
-	// certDir holds the webhook serving certificate.
-	certDir string
+	// certDir holds the webhook serving certificate, and caBundle the CA
+	// that signed it.
+	certDir  string
+	caBundle []byte
 	// webhookPort is where the registered configurations send requests.
 	webhookPort int
 	// stopWebhook stops the manager serving the registered webhooks.
@@ -102,8 +104,7 @@ func setUp(ctx context.Context) error {
 	if certDir, err = os.MkdirTemp("", "kuvryn-webhook-certs-"); err != nil {
 		return err
 	}
-	caBundle, err := controlplane.WebhookCertificates(certDir)
-	if err != nil {
+	if caBundle, err = controlplane.WebhookCertificates(certDir); err != nil {
 		return err
 	}
 	if webhookPort, err = controlplane.FreePort(); err != nil {
