@@ -18,14 +18,7 @@ import (
 // with hooks, waves and a diagnosis, as the sync-controller records them.
 func (f *fixture) waitingRevision(name, app string) *syncv1.Revision {
 	f.t.Helper()
-	ctx := context.Background()
-	rev := &syncv1.Revision{
-		ObjectMeta: metav1.ObjectMeta{Namespace: f.ns, Name: name},
-		Spec: syncv1.RevisionSpec{ApplicationName: app,
-			DesiredState: syncv1.DesiredStateRef{SecretName: name, Digest: "sha256:" + strings.Repeat("ab", 32), Objects: 2}},
-	}
-	must(f.t, admin.Create(ctx, rev))
-	rev.Status = syncv1.RevisionStatus{
+	return f.revision(name, app, &syncv1.RevisionStatus{
 		Phase: syncv1.PhaseAwaitingApproval,
 		// The Service exists (waitingApplication creates it), the
 		// Deployment does not.
@@ -45,9 +38,7 @@ func (f *fixture) waitingRevision(name, app string) *syncv1.Revision {
 				{ObjectRef: syncv1.ObjectRef{Kind: "Deployment", Name: "api"}, Message: "0/1 replicas available"},
 				{ObjectRef: syncv1.ObjectRef{Kind: "Pod", Name: "api-1"}, Message: "ImagePullBackOff"},
 			}}}},
-	}
-	must(f.t, admin.Status().Update(ctx, rev))
-	return rev
+	})
 }
 
 // waitingApplication is an Application whose desired Revision waits for

@@ -15,6 +15,9 @@ import (
 
 	"github.com/chromedp/cdproto/page"
 	"github.com/chromedp/chromedp"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	syncv1 "github.com/kuvryn/kuvryn-sync/apis/v1alpha1"
 )
 
 // browser starts headless Debian chromium for the test, or skips it when
@@ -49,6 +52,11 @@ func TestBrowser_ViewerSignsInAndReads(t *testing.T) {
 		"example.com/docs":    "https://example.com/docs",
 	})
 	f.application("billing", nil, nil)
+	repo := &syncv1.Repository{ObjectMeta: metav1.ObjectMeta{Namespace: f.ns, Name: "platform"},
+		Spec: syncv1.RepositorySpec{Git: syncv1.GitSource{URL: "https://git.example.com/acme/platform.git", Revision: "main"}}}
+	f.create(repo, func() {
+		repo.Status.Artifact = &syncv1.Artifact{Revision: "refs/heads/main", Commit: strings.Repeat("a1", 20), FetchedAt: metav1.Now()}
+	})
 	viewer, nobody := f.token("viewer", true), f.token("nobody", false)
 
 	var dialogs atomic.Int32
@@ -130,6 +138,18 @@ func TestBrowser_ViewerSignsInAndReads(t *testing.T) {
 		t.Errorf("the live graph picture is %d pixels wide: not drawn", graphWidth)
 	}
 	screenshot(t, ctx, filepath.Join(dir, "application.png"))
+
+	must(t, chromedp.Do(ctx, chromedp.Click(chromedp.ID("revisions-link")), chromedp.WaitVisible(chromedp.ID("revisions"))))
+	if got := text("#revisions"); !strings.Contains(got, "shop-0123456789") || !strings.Contains(got, "AwaitingApproval") ||
+		!strings.Contains(got, "sha256:"+strings.Repeat("cd", 6)) {
+		t.Errorf("the Revisions of shop lack its waiting Revision and plan digest:\n%s", got)
+	}
+	screenshot(t, ctx, filepath.Join(dir, "revisions.png"))
+	must(t, chromedp.Do(ctx, chromedp.Click(chromedp.CSS(`header a[href="/repositories"]`)), chromedp.WaitVisible(chromedp.ID("repositories"))))
+	if got := text("#repositories"); !strings.Contains(got, "https://git.example.com/acme/platform.git") || !strings.Contains(got, strings.Repeat("a1", 20)) {
+		t.Errorf("the Repositories table lacks platform's URL and commit:\n%s", got)
+	}
+	screenshot(t, ctx, filepath.Join(dir, "repositories.png"))
 
 	must(t, chromedp.Do(ctx, chromedp.Click(chromedp.CSS(".signout button")), chromedp.WaitVisible(chromedp.ID("token"))))
 	signIn(nobody)

@@ -113,6 +113,7 @@ func (c *Console) routes() http.Handler {
 		r.Get("/applications", c.applications)
 		r.Get("/applications/{namespace}/{name}", c.application)
 		r.Get("/applications/{namespace}/{name}/graph.svg", c.liveGraph)
+		r.Get("/revisions", c.revisions)
 		r.Get("/repositories", c.repositories)
 	})
 	r.NotFound(func(w http.ResponseWriter, r *http.Request) {

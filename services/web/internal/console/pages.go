@@ -2,11 +2,11 @@ package console
 
 import (
 	"bytes"
-	"errors"
 	"fmt"
 	"html/template"
 	"net/http"
 	"net/url"
+	"slices"
 	"sort"
 	"strconv"
 	"time"
@@ -28,8 +28,10 @@ const (
 
 func parseTemplates() (*template.Template, error) {
 	return template.New("").Funcs(template.FuncMap{
-		"link": safeLink,
-		"ago":  ago,
+		"link":  safeLink,
+		"ago":   ago,
+		"short": shortDigest,
+		"appOf": applicationOf,
 		"time": func(t *metav1.Time) string {
 			if t == nil || t.IsZero() {
 				return ""
@@ -95,17 +97,39 @@ func (c *Console) readFailed(w http.ResponseWriter, r *http.Request, what string
 	}
 }
 
+// listFailed answers a failed List of a page at path: an expired continue
+// token starts the list again, anything else is readFailed.
+func (c *Console) listFailed(w http.ResponseWriter, r *http.Request, q listQuery, path, what string, err error) {
+	if apierrors.IsResourceExpired(err) {
+		http.Redirect(w, r, q.url(path, ""), http.StatusSeeOther)
+		return
+	}
+	c.readFailed(w, r, what, err)
+}
+
 // listQuery is a list page's filters and position.
 type listQuery struct {
 	Namespace string
-	State     string
-	Continue  string
-	Limit     int
+	// State filters Applications by sync state, health or phase.
+	State string
+	// Application filters Revisions by the Application they belong to.
+	Application string
+	Continue    string
+	Limit       int
 }
 
-func parseListQuery(r *http.Request) (listQuery, error) {
+// parseListQuery reads a list page's query; filters names the filters
+// beyond namespace the page takes ("state", "application"), any other is
+// refused rather than silently ignored.
+func parseListQuery(r *http.Request, what string, filters ...string) (listQuery, error) {
 	q := r.URL.Query()
-	lq := listQuery{Namespace: q.Get("namespace"), State: q.Get("state"), Continue: q.Get("continue"), Limit: defaultPageSize}
+	lq := listQuery{Namespace: q.Get("namespace"), State: q.Get("state"), Application: q.Get("application"),
+		Continue: q.Get("continue"), Limit: defaultPageSize}
+	for k, v := range map[string]string{"state": lq.State, "application": lq.Application} {
+		if v != "" && !slices.Contains(filters, k) {
+			return lq, fmt.Errorf("%s have no %s filter", what, k)
+		}
+	}
 	if s := q.Get("limit"); s != "" {
 		n, err := strconv.Atoi(s)
 		if err != nil || n < 1 || n > maxPageSize {
@@ -114,6 +138,16 @@ func parseListQuery(r *http.Request) (listQuery, error) {
 		lq.Limit = n
 	}
 	return lq, nil
+}
+
+// listOptions reads one page of limit objects at token, in the query's
+// namespace (all when empty), plus extra options.
+func (q listQuery) listOptions(token string, extra ...client.ListOption) []client.ListOption {
+	opts := append([]client.ListOption{client.Limit(int64(q.Limit)), client.Continue(token)}, extra...)
+	if q.Namespace != "" {
+		opts = append(opts, client.InNamespace(q.Namespace))
+	}
+	return opts
 }
 
 // next is the URL of the page after this one, or "" on the last page.
@@ -127,7 +161,7 @@ func (q listQuery) next(path, token string) string {
 // url is path with the query's filters and limit, at token.
 func (q listQuery) url(path, token string) string {
 	v := url.Values{}
-	for k, s := range map[string]string{"namespace": q.Namespace, "state": q.State, "continue": token} {
+	for k, s := range map[string]string{"namespace": q.Namespace, "state": q.State, "application": q.Application, "continue": token} {
 		if s != "" {
 			v.Set(k, s)
 		}
@@ -159,26 +193,17 @@ func matches(a *syncv1.Application, state string) bool {
 // then ends on a chunk boundary, so it may hold up to twice the page size
 // and the next page starts where the last chunk read ended.
 func (c *Console) applications(w http.ResponseWriter, r *http.Request) {
-	q, err := parseListQuery(r)
+	q, err := parseListQuery(r, "Applications", "state")
 	if err != nil {
-		c.render(w, http.StatusBadRequest, "message.html", messagePage{Frame: c.pageFrame(r, "applications"), Title: "Bad request", Message: err.Error()})
+		c.badRequest(w, r, "applications", err)
 		return
 	}
 	page := applicationsPage{Frame: c.pageFrame(r, "applications"), Query: q}
 	cont := q.Continue
 	for {
 		var list syncv1.ApplicationList
-		opts := []client.ListOption{client.Limit(int64(q.Limit)), client.Continue(cont)}
-		if q.Namespace != "" {
-			opts = append(opts, client.InNamespace(q.Namespace))
-		}
-		if err := c.users.List(r.Context(), &list, opts...); err != nil {
-			// An expired continue token starts the list again.
-			if apierrors.IsResourceExpired(err) {
-				http.Redirect(w, r, q.url("/applications", ""), http.StatusSeeOther)
-				return
-			}
-			c.readFailed(w, r, "Applications"+inNamespace(q.Namespace), err)
+		if err := c.users.List(r.Context(), &list, q.listOptions(cont)...); err != nil {
+			c.listFailed(w, r, q, "/applications", "Applications"+inNamespace(q.Namespace), err)
 			return
 		}
 		for i := range list.Items {
@@ -260,34 +285,9 @@ func (c *Console) getApplication(w http.ResponseWriter, r *http.Request) (*syncv
 	return &app, true
 }
 
-type repositoriesPage struct {
-	Frame
-	Query listQuery
-	Items []syncv1.Repository
-	Next  string
-}
-
-// repositories lists one page of Repositories.
-func (c *Console) repositories(w http.ResponseWriter, r *http.Request) {
-	q, err := parseListQuery(r)
-	if err == nil && q.State != "" {
-		err = errors.New("repositories have no state filter")
-	}
-	if err != nil {
-		c.render(w, http.StatusBadRequest, "message.html", messagePage{Frame: c.pageFrame(r, "repositories"), Title: "Bad request", Message: err.Error()})
-		return
-	}
-	var list syncv1.RepositoryList
-	opts := []client.ListOption{client.Limit(int64(q.Limit)), client.Continue(q.Continue)}
-	if q.Namespace != "" {
-		opts = append(opts, client.InNamespace(q.Namespace))
-	}
-	if err := c.users.List(r.Context(), &list, opts...); err != nil {
-		c.readFailed(w, r, "Repositories"+inNamespace(q.Namespace), err)
-		return
-	}
-	c.render(w, http.StatusOK, "repositories.html", repositoriesPage{Frame: c.pageFrame(r, "repositories"), Query: q,
-		Items: list.Items, Next: q.next("/repositories", list.Continue)})
+// badRequest answers a page's malformed query.
+func (c *Console) badRequest(w http.ResponseWriter, r *http.Request, nav string, err error) {
+	c.render(w, http.StatusBadRequest, "message.html", messagePage{Frame: c.pageFrame(r, nav), Title: "Bad request", Message: err.Error()})
 }
 
 // render executes a page into memory first, so a failing template answers

@@ -15,7 +15,7 @@ func TestUnprivilegedToken_SeesARefusalPage(t *testing.T) {
 	f.application("web", nil, nil)
 	s := f.signIn(f.token("nobody", false))
 	user := "system:serviceaccount:" + f.ns + ":nobody"
-	for _, path := range []string{"/applications", "/applications?namespace=" + f.ns, "/applications/" + f.ns + "/web", "/repositories"} {
+	for _, path := range []string{"/applications", "/applications?namespace=" + f.ns, "/applications/" + f.ns + "/web", "/revisions", "/repositories"} {
 		t.Run(path, func(t *testing.T) {
 			resp := f.do(http.MethodGet, path, []*http.Cookie{s}, nil)
 			if resp.status != http.StatusForbidden {

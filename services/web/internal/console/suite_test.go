@@ -228,6 +228,20 @@ func (f *fixture) do(method, path string, cookies []*http.Cookie, form url.Value
 	return response{status: resp.StatusCode, header: resp.Header, body: string(b)}
 }
 
+// getOnceBound reads path until it answers status: RBAC takes effect once
+// the API server's informers see a new binding, a moment after it exists.
+func (f *fixture) getOnceBound(path string, s *http.Cookie, status int) response {
+	f.t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		resp := f.do(http.MethodGet, path, []*http.Cookie{s}, nil)
+		if resp.status == status || time.Now().After(deadline) {
+			return resp
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}
+
 // noRedirects shows the tests every redirect the console answers.
 var noRedirects = &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
 
