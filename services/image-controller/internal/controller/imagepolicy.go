@@ -18,6 +18,8 @@ import (
 	"github.com/google/go-containerregistry/pkg/authn"
 
 	syncv1 "github.com/kuvryn/kuvryn-sync/apis/v1alpha1"
+	"github.com/kuvryn/kuvryn-sync/pkg/manager"
+	"github.com/kuvryn/kuvryn-sync/pkg/retry"
 	"github.com/kuvryn/kuvryn-sync/pkg/ssa"
 	"github.com/kuvryn/kuvryn-sync/services/image-controller/internal/policy"
 	"github.com/kuvryn/kuvryn-sync/services/image-controller/internal/scan"
@@ -34,12 +36,19 @@ type ImagePolicyReconciler struct {
 	APIReader client.Reader
 	Scanner   *scan.Scanner
 	Events    events.EventRecorder
+	// Retry spaces out scans after a failure that may heal by itself, from
+	// seconds up to the policy's interval; nil means the default backoff.
+	Retry *retry.Backoff
 }
 
 // SetupWithManager rescans on spec and annotation changes (the receiver's
 // scan-requested-at among them), never on the controller's own status writes.
 func (r *ImagePolicyReconciler) SetupWithManager(mgr ctrl.Manager) error {
+	if r.Retry == nil {
+		r.Retry = &retry.Backoff{}
+	}
 	return ctrl.NewControllerManagedBy(mgr).
+		WithOptions(manager.ControllerOptions()).
 		For(&syncv1.ImagePolicy{}, builder.WithPredicates(predicate.Or(
 			predicate.GenerationChangedPredicate{}, predicate.AnnotationChangedPredicate{}))).
 		Named("imagepolicy").
@@ -88,21 +97,25 @@ func (r *ImagePolicyReconciler) Reconcile(ctx context.Context, req ctrl.Request)
 		scansTotal.WithLabelValues(scanError).Inc()
 		r.Events.Eventf(&ip, nil, corev1.EventTypeWarning, ready.Reason, "Scan", "%s", ready.Message)
 	}
-	st.Conditions = ssa.Conditions(ip.Status.Conditions, []string{syncv1.ConditionReady}, ready)
-	if err := ssa.ApplyStatus(ctx, r.Client, &ip, syncv1.FieldManagerImage, st); err != nil {
-		return ctrl.Result{}, fmt.Errorf("writing status of %s: %w", id, err)
-	}
+	result := ctrl.Result{RequeueAfter: interval}
 	var invalid *policy.InvalidError
 	switch {
 	case errors.As(scanErr, &invalid):
 		// Only a spec change can fix it, and a spec change reconciles.
-		return ctrl.Result{}, nil
-	case scanErr != nil && ready.Reason == syncv1.ReasonScanFailed:
-		// The workqueue backs off on errors; the interval still bounds the wait.
-		return ctrl.Result{}, scanErr
+		result = ctrl.Result{}
+	case scanErr != nil:
+		// A registry that is down, or a credentials Secret not created yet,
+		// heals without a spec change: try again soon, then less often.
+		result.RequeueAfter = r.Retry.Failed(req.String(), interval)
+		ready.Message = fmt.Sprintf("%s; retrying in %s", ready.Message, result.RequeueAfter)
 	default:
-		return ctrl.Result{RequeueAfter: interval}, nil
+		r.Retry.Succeeded(req.String())
 	}
+	st.Conditions = ssa.Conditions(ip.Status.Conditions, []string{syncv1.ConditionReady}, ready)
+	if err := ssa.ApplyStatus(ctx, r.Client, &ip, syncv1.FieldManagerImage, st); err != nil {
+		return ctrl.Result{}, fmt.Errorf("writing status of %s: %w", id, err)
+	}
+	return result, nil
 }
 
 // scan runs one scan and returns the Ready condition of a failure.

@@ -25,6 +25,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	syncv1 "github.com/kuvryn/kuvryn-sync/apis/v1alpha1"
+	"github.com/kuvryn/kuvryn-sync/pkg/manager"
+	"github.com/kuvryn/kuvryn-sync/pkg/retry"
 	"github.com/kuvryn/kuvryn-sync/pkg/ssa"
 	"github.com/kuvryn/kuvryn-sync/services/image-controller/internal/setters"
 	"github.com/kuvryn/kuvryn-sync/services/image-controller/internal/writeback"
@@ -33,9 +35,9 @@ import (
 const (
 	// WriteBackFlag turns image write-back on or off.
 	WriteBackFlag = "image-write-back"
-	// credentialsRetry is how soon refused push credentials are tried
-	// again; Secrets are not watched.
-	credentialsRetry = 5 * time.Minute
+	// maxPushRetry bounds the wait before refused push credentials (Secrets
+	// are not watched) or a failed push are tried again.
+	maxPushRetry = 5 * time.Minute
 	// maxRefusedListed bounds the markers a condition message lists.
 	maxRefusedListed = 10
 )
@@ -52,13 +54,21 @@ type RepositoryReconciler struct {
 	// WriteBack false reports ImagesUpdated False, reason Disabled.
 	WriteBack bool
 	Events    events.EventRecorder
+	// Retry spaces out write-backs after a failure that may heal by itself
+	// (a Git server that is down, a Secret not created yet); nil means the
+	// default backoff.
+	Retry *retry.Backoff
 }
 
 // SetupWithManager reconciles a Repository when its spec changes and when
 // an ImagePolicy of its namespace selects a different image; status writes
 // (the source-controller's fetches included) never re-read the markers.
 func (r *RepositoryReconciler) SetupWithManager(mgr ctrl.Manager) error {
+	if r.Retry == nil {
+		r.Retry = &retry.Backoff{}
+	}
 	return ctrl.NewControllerManagedBy(mgr).
+		WithOptions(manager.ControllerOptions()).
 		For(&syncv1.Repository{}, builder.WithPredicates(predicate.GenerationChangedPredicate{})).
 		Watches(&syncv1.ImagePolicy{}, handler.EnqueueRequestsFromMapFunc(r.repositoriesOf),
 			builder.WithPredicates(predicate.Funcs{UpdateFunc: func(e event.UpdateEvent) bool {
@@ -123,25 +133,20 @@ func (r *RepositoryReconciler) Reconcile(ctx context.Context, req ctrl.Request) 
 	id := "Repository " + req.String()
 	writeReq, reason, err := r.request(ctx, &repo, images)
 	if err != nil {
-		st.Conditions = r.conditions(&repo, false, reason, fmt.Sprintf("%s: %v", id, err))
-		if aerr := r.apply(ctx, &repo, st); aerr != nil {
-			return ctrl.Result{}, aerr
+		if reason != syncv1.ReasonCredentialsRefused {
+			// Only a spec change can fix it, and a spec change reconciles.
+			st.Conditions = r.conditions(&repo, false, reason, fmt.Sprintf("%s: %v", id, err))
+			return ctrl.Result{}, r.apply(ctx, &repo, st)
 		}
-		if reason == syncv1.ReasonCredentialsRefused {
-			return ctrl.Result{RequeueAfter: credentialsRetry}, nil
-		}
-		return ctrl.Result{}, nil
+		return r.retryLater(ctx, &repo, st, reason, fmt.Sprintf("%s: %v", id, err))
 	}
 
 	out, err := r.Writer.Update(ctx, writeReq)
 	if err != nil {
-		st.Conditions = r.conditions(&repo, false, syncv1.ReasonPushFailed, fmt.Sprintf("%s: %v", id, err))
 		r.Events.Eventf(&repo, nil, corev1.EventTypeWarning, syncv1.ReasonPushFailed, "ImageUpdate", "%s", ssa.Truncate(err.Error()))
-		if aerr := r.apply(ctx, &repo, st); aerr != nil {
-			return ctrl.Result{}, aerr
-		}
-		return ctrl.Result{}, err
+		return r.retryLater(ctx, &repo, st, syncv1.ReasonPushFailed, fmt.Sprintf("%s: %v", id, err))
 	}
+	r.Retry.Succeeded(req.String())
 
 	st.ImageUpdate = &syncv1.ImageUpdateStatus{ObservedImages: fingerprint}
 	if prev := repo.Status.ImageUpdate; prev != nil {
@@ -161,6 +166,14 @@ func (r *RepositoryReconciler) Reconcile(ctx context.Context, req ctrl.Request) 
 		st.Conditions = r.conditions(&repo, true, syncv1.ReasonSucceeded, msg)
 	}
 	return ctrl.Result{}, r.apply(ctx, &repo, st)
+}
+
+// retryLater records a failure that may heal by itself and asks to try
+// again soon, then less often, saying when in the condition.
+func (r *RepositoryReconciler) retryLater(ctx context.Context, repo *syncv1.Repository, st repositoryStatus, reason, msg string) (ctrl.Result, error) {
+	after := r.Retry.Failed(client.ObjectKeyFromObject(repo).String(), maxPushRetry)
+	st.Conditions = r.conditions(repo, false, reason, fmt.Sprintf("%s; retrying in %s", msg, after))
+	return ctrl.Result{RequeueAfter: after}, r.apply(ctx, repo, st)
 }
 
 // request builds the write-back request; reason classifies a failure.

@@ -5,8 +5,10 @@ package testregistry
 import (
 	"io"
 	"log"
+	"net"
 	"net/http"
 	"net/http/httptest"
+	"strconv"
 	"strings"
 	"sync/atomic"
 
@@ -16,6 +18,8 @@ import (
 	v1 "github.com/google/go-containerregistry/pkg/v1"
 	"github.com/google/go-containerregistry/pkg/v1/random"
 	"github.com/google/go-containerregistry/pkg/v1/remote"
+
+	"github.com/kuvryn/kuvryn-sync/pkg/testkit/controlplane"
 )
 
 // TB is the part of testing.TB the registry needs.
@@ -25,9 +29,10 @@ type TB interface {
 	Cleanup(func())
 }
 
-// Registry is a running in-memory registry.
+// Registry is an in-memory registry.
 type Registry struct {
-	srv *httptest.Server
+	srv  *httptest.Server
+	host string
 	// Requests counts every request received, refused ones included.
 	Requests atomic.Int64
 	user     string
@@ -39,8 +44,41 @@ type Registry struct {
 func Start(t TB, user, password string) *Registry {
 	t.Helper()
 	r := &Registry{user: user, password: password}
+	r.srv = httptest.NewServer(r.handler())
+	r.host = strings.TrimPrefix(r.srv.URL, "http://")
+	t.Cleanup(r.srv.Close)
+	return r
+}
+
+// Down returns a registry whose address is fixed but which refuses
+// connections, as a registry that is down does, until Up is called.
+func Down(t TB, user, password string) *Registry {
+	t.Helper()
+	port, err := controlplane.FreePort()
+	if err != nil {
+		t.Fatalf("reserving a port: %v", err)
+	}
+	host := net.JoinHostPort("127.0.0.1", strconv.Itoa(port))
+	return &Registry{host: host, user: user, password: password}
+}
+
+// Up starts serving a registry made by Down on its address, until the test
+// ends.
+func (r *Registry) Up(t TB) {
+	t.Helper()
+	l, err := net.Listen("tcp", r.host)
+	if err != nil {
+		t.Fatalf("listening on %s: %v", r.host, err)
+	}
+	r.srv = httptest.NewUnstartedServer(r.handler())
+	r.srv.Listener = l
+	r.srv.Start()
+	t.Cleanup(r.srv.Close)
+}
+
+func (r *Registry) handler() http.Handler {
 	reg := registry.New(registry.Logger(log.New(io.Discard, "", 0)))
-	r.srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
+	return http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
 		r.Requests.Add(1)
 		if r.user != "" {
 			u, p, ok := req.BasicAuth()
@@ -51,13 +89,11 @@ func Start(t TB, user, password string) *Registry {
 			}
 		}
 		reg.ServeHTTP(w, req)
-	}))
-	t.Cleanup(r.srv.Close)
-	return r
+	})
 }
 
 // Host is the registry's host:port.
-func (r *Registry) Host() string { return strings.TrimPrefix(r.srv.URL, "http://") }
+func (r *Registry) Host() string { return r.host }
 
 // Push writes a new random image under each tag of repo and returns the
 // digests by tag.

@@ -22,6 +22,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	syncv1 "github.com/kuvryn/kuvryn-sync/apis/v1alpha1"
+	"github.com/kuvryn/kuvryn-sync/pkg/manager"
 	"github.com/kuvryn/kuvryn-sync/services/notify-controller/internal/delivery"
 	"github.com/kuvryn/kuvryn-sync/services/notify-controller/internal/transition"
 )
@@ -69,7 +70,7 @@ func Setup(ctx context.Context, mgr ctrl.Manager, o Options) (*Controllers, erro
 		return nil, err
 	}
 	sinks := &sinkReconciler{client: mgr.GetClient(), reader: mgr.GetAPIReader()}
-	if err := ctrl.NewControllerManagedBy(mgr).Named("notificationsink").For(&syncv1.NotificationSink{}).Complete(sinks); err != nil {
+	if err := ctrl.NewControllerManagedBy(mgr).WithOptions(manager.ControllerOptions()).Named("notificationsink").For(&syncv1.NotificationSink{}).Complete(sinks); err != nil {
 		return nil, err
 	}
 	c := &Controllers{Dispatcher: d, cache: mgr.GetCache()}
@@ -193,6 +194,7 @@ func (r *applicationReconciler) sinkEvents() handler.EventHandler {
 
 func (r *applicationReconciler) setup(mgr ctrl.Manager) error {
 	return ctrl.NewControllerManagedBy(mgr).
+		WithOptions(manager.ControllerOptions()).
 		Named("notify-application").
 		Watches(&syncv1.Application{}, applicationEvents()).
 		Watches(&syncv1.Revision{}, r.revisionEvents()).

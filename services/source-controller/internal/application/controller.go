@@ -24,13 +24,14 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	syncv1 "github.com/kuvryn/kuvryn-sync/apis/v1alpha1"
+	"github.com/kuvryn/kuvryn-sync/pkg/manager"
+	"github.com/kuvryn/kuvryn-sync/pkg/retry"
 	"github.com/kuvryn/kuvryn-sync/pkg/ssa"
 	"github.com/kuvryn/kuvryn-sync/pkg/tracing"
 	"github.com/kuvryn/kuvryn-sync/services/source-controller/internal/chart"
 	"github.com/kuvryn/kuvryn-sync/services/source-controller/internal/gitrepo"
 	"github.com/kuvryn/kuvryn-sync/services/source-controller/internal/render"
 	"github.com/kuvryn/kuvryn-sync/services/source-controller/internal/repository"
-	"github.com/kuvryn/kuvryn-sync/services/source-controller/internal/retry"
 )
 
 // repositoryRefIndex indexes Applications by spec.source.repositoryRef.name.
@@ -70,6 +71,7 @@ func (r *Reconciler) SetupWithManager(ctx context.Context, mgr ctrl.Manager) err
 		return err
 	}
 	return ctrl.NewControllerManagedBy(mgr).
+		WithOptions(manager.ControllerOptions()).
 		For(&syncv1.Application{}, builder.WithPredicates(predicate.GenerationChangedPredicate{})).
 		Watches(repository.Unstructured(), handler.EnqueueRequestsFromMapFunc(r.applicationsOf),
 			builder.WithPredicates(artifactChanged{})).

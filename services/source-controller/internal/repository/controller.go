@@ -21,9 +21,10 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
 
 	syncv1 "github.com/kuvryn/kuvryn-sync/apis/v1alpha1"
+	"github.com/kuvryn/kuvryn-sync/pkg/manager"
+	"github.com/kuvryn/kuvryn-sync/pkg/retry"
 	"github.com/kuvryn/kuvryn-sync/pkg/ssa"
 	"github.com/kuvryn/kuvryn-sync/services/source-controller/internal/gitrepo"
-	"github.com/kuvryn/kuvryn-sync/services/source-controller/internal/retry"
 )
 
 // DefaultPollInterval applies when a Repository sets none.
@@ -57,6 +58,7 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 		r.Retry = &retry.Backoff{}
 	}
 	return ctrl.NewControllerManagedBy(mgr).
+		WithOptions(manager.ControllerOptions()).
 		For(Unstructured(), builder.WithPredicates(predicate.Or(
 			predicate.GenerationChangedPredicate{}, predicate.AnnotationChangedPredicate{}))).
 		// A discovered Application deleted by hand is applied again.

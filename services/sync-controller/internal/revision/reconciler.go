@@ -26,13 +26,13 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/controller"
 	"sigs.k8s.io/controller-runtime/pkg/event"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	syncv1 "github.com/kuvryn/kuvryn-sync/apis/v1alpha1"
+	"github.com/kuvryn/kuvryn-sync/pkg/manager"
 	"github.com/kuvryn/kuvryn-sync/pkg/tracing"
 	"github.com/kuvryn/kuvryn-sync/services/sync-controller/internal/hook"
 	"github.com/kuvryn/kuvryn-sync/services/sync-controller/internal/impersonate"
@@ -111,11 +111,13 @@ func (r *Reconciler) SetupWithManager(ctx context.Context, mgr ctrl.Manager) err
 		}); err != nil {
 		return fmt.Errorf("indexing Revisions by %s: %w", revisionApplicationIndex, err)
 	}
+	opts := manager.ControllerOptions()
+	opts.MaxConcurrentReconciles = max(1, r.Options.MaxConcurrentReconciles)
 	c, err := ctrl.NewControllerManagedBy(mgr).
 		Named("application").
 		For(&syncv1.Application{}, builder.WithPredicates(applicationChanged())).
 		Watches(&syncv1.Revision{}, r.revisionEvents()).
-		WithOptions(controller.Options{MaxConcurrentReconciles: max(1, r.Options.MaxConcurrentReconciles)}).
+		WithOptions(opts).
 		Build(r)
 	if err != nil {
 		return err

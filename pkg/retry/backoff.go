@@ -1,5 +1,6 @@
 // Package retry spaces out new attempts at work that failed for a reason
-// that may heal by itself (a Git server or chart repository that is down),
+// that may heal by itself (a Git server, chart repository or image registry
+// that is down, a credentials Secret not created yet),
 // so a failure is retried within seconds and not only at the next poll.
 package retry
 
