@@ -50,6 +50,10 @@ type Options struct {
 	// Log receives the output of the processes Start runs itself; default
 	// files under Dir.
 	Log io.Writer
+	// APIServerFlags are more kube-apiserver flags, name without the leading
+	// dashes to value, set over envtest's own, such as
+	// "authentication-config" for a test that trusts an OIDC issuer.
+	APIServerFlags map[string]string
 }
 
 // ControlPlane is a running control plane.
@@ -117,6 +121,9 @@ func Start(ctx context.Context, o Options) (cp *ControlPlane, err error) {
 	}
 	if o.CRDDir != "-" {
 		cp.env.CRDDirectoryPaths = []string{o.CRDDir}
+	}
+	for name, value := range o.APIServerFlags {
+		cp.env.ControlPlane.GetAPIServer().Configure().Set(name, value)
 	}
 	if _, err = cp.env.Start(); err != nil {
 		return nil, fmt.Errorf("starting etcd and kube-apiserver: %w", err)
