@@ -7,6 +7,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"os"
 	"strings"
 	"time"
 
@@ -31,6 +32,16 @@ func main() {
 		fs.StringVar(&co.secret, "console-session-secret", "kuvryn-sync-system/kuvryn-sync-web-console-session",
 			"Secret (namespace/name) holding the console's session key; created with a random key when absent.")
 		fs.DurationVar(&co.ttl, "console-session-ttl", 8*time.Hour, "How long a console sign-in lasts.")
+		fs.StringVar(&co.oidc.IssuerURL, "console-oidc-issuer-url", "",
+			"OpenID Connect issuer (https://) people may sign in to the console with; empty: token sign-in only. The API server must trust it too.")
+		fs.StringVar(&co.oidc.ClientID, "console-oidc-client-id", "", "The console's OIDC client ID: the ID token's audience the API server expects.")
+		fs.StringVar(&co.oidcSecretFile, "console-oidc-client-secret-file", "",
+			"File holding the OIDC client secret; else $"+oidcSecretEnv+"; neither: a public client (PKCE alone).")
+		fs.StringVar(&co.oidc.RedirectURL, "console-oidc-redirect-url", "",
+			"The console's OIDC callback as browsers reach it, such as https://console.example.com"+console.OIDCCallbackPath+".")
+		fs.StringVar(&co.oidc.CAFile, "console-oidc-ca-file", "", "PEM CA certificates of the issuer's TLS certificate; empty: the system's.")
+		fs.StringVar(&co.oidcScopes, "console-oidc-scopes", "openid,email,profile", "Comma-separated OIDC scopes to ask for, such as openid,email,groups.")
+		fs.StringVar(&co.oidc.Name, "console-oidc-name", "OIDC", "Issuer name on the sign-in button: \"Sign in with <name>\".")
 	}}
 	manager.Main(svc, func(mgr ctrl.Manager) error {
 		var listeners []*serve.Listener
@@ -85,10 +96,38 @@ func receiverListener(mgr ctrl.Manager, addr string) (*serve.Listener, error) {
 	}, nil
 }
 
+// oidcSecretEnv holds the OIDC client secret when no file is given.
+const oidcSecretEnv = "KUVRYN_CONSOLE_OIDC_CLIENT_SECRET"
+
 type consoleOptions struct {
-	addr   string
-	secret string
-	ttl    time.Duration
+	addr           string
+	secret         string
+	ttl            time.Duration
+	oidc           console.OIDCOptions
+	oidcSecretFile string
+	oidcScopes     string
+}
+
+// oidcOptions is the OIDC sign-in the flags configure, or nil.
+func (o consoleOptions) oidcOptions() (*console.OIDCOptions, error) {
+	if o.oidc.IssuerURL == "" {
+		return nil, nil
+	}
+	oc := o.oidc
+	oc.ClientSecret = os.Getenv(oidcSecretEnv)
+	if o.oidcSecretFile != "" {
+		b, err := os.ReadFile(o.oidcSecretFile)
+		if err != nil {
+			return nil, fmt.Errorf("--console-oidc-client-secret-file: %w", err)
+		}
+		oc.ClientSecret = strings.TrimSpace(string(b))
+	}
+	for sc := range strings.SplitSeq(o.oidcScopes, ",") {
+		if sc = strings.TrimSpace(sc); sc != "" {
+			oc.Scopes = append(oc.Scopes, sc)
+		}
+	}
+	return &oc, nil
 }
 
 // consoleListener serves the console on addr once its session key is read
@@ -98,6 +137,10 @@ func consoleListener(mgr ctrl.Manager, o consoleOptions) (*serve.Listener, error
 	if !ok || ns == "" || name == "" || strings.Contains(name, "/") {
 		return nil, fmt.Errorf("--console-session-secret %q: want namespace/name, such as kuvryn-sync-system/kuvryn-sync-web-console-session", o.secret)
 	}
+	oidc, err := o.oidcOptions()
+	if err != nil {
+		return nil, err
+	}
 	l := &serve.Listener{Name: "console", Addr: o.addr}
 	l.Before = func(ctx context.Context) error {
 		key, err := console.SessionKey(ctx, mgr.GetClient(), mgr.GetAPIReader(), types.NamespacedName{Namespace: ns, Name: name})
@@ -105,7 +148,7 @@ func consoleListener(mgr ctrl.Manager, o consoleOptions) (*serve.Listener, error
 			return err
 		}
 		c, err := console.New(console.Options{Config: mgr.GetConfig(), Mapper: mgr.GetRESTMapper(), Key: key,
-			SessionTTL: o.ttl, Log: ctrl.Log.WithName("console")})
+			SessionTTL: o.ttl, Log: ctrl.Log.WithName("console"), OIDC: oidc})
 		if err != nil {
 			return err
 		}

@@ -50,6 +50,8 @@ type signInPage struct {
 	CSRF    string
 	Error   string
 	Expired bool
+	// OIDC names the issuer of the "Sign in with" button; empty, none.
+	OIDC string
 }
 
 // signInForm shows the token form with a fresh CSRF nonce, sealed into a
@@ -67,7 +69,11 @@ func (c *Console) showSignIn(w http.ResponseWriter, r *http.Request, status int,
 		c.fail(w, err)
 		return
 	}
-	c.render(w, status, "signin.html", signInPage{CSRF: nonce, Error: problem, Expired: r.URL.Query().Get("expired") != ""})
+	page := signInPage{CSRF: nonce, Error: problem, Expired: r.URL.Query().Get("expired") != ""}
+	if c.oidc != nil {
+		page.OIDC = c.oidc.o.Name
+	}
+	c.render(w, status, "signin.html", page)
 }
 
 // signIn checks the form's CSRF nonce, then the token with a TokenReview,
@@ -88,28 +94,47 @@ func (c *Console) signIn(w http.ResponseWriter, r *http.Request) {
 		c.showSignIn(w, r, http.StatusBadRequest, "Paste a Kubernetes bearer token, such as one from `kubectl create token`.")
 		return
 	}
+	user, ok := c.review(w, r, token, "The API server does not accept this token: it is wrong, expired or revoked.")
+	if !ok {
+		return
+	}
+	if err := c.startSession(w, token, user, c.now().Add(c.ttl)); err != nil {
+		c.fail(w, err)
+		return
+	}
+	c.log.Info("signed in", "user", user)
+	http.Redirect(w, r, "/applications", http.StatusSeeOther)
+}
+
+// review returns the user token authenticates as, by a TokenReview; when
+// the API server does not accept it, it has answered the sign-in page
+// saying notAccepted.
+func (c *Console) review(w http.ResponseWriter, r *http.Request, token, notAccepted string) (string, bool) {
 	user, err := c.reviewer.review(r.Context(), token)
 	if errors.Is(err, errNotAuthenticated) {
-		c.showSignIn(w, r, http.StatusUnauthorized, "The API server does not accept this token: it is wrong, expired or revoked.")
-		return
+		c.showSignIn(w, r, http.StatusUnauthorized, notAccepted)
+		return "", false
 	}
 	if err != nil {
 		c.log.Error(err, "checking a sign-in token with a TokenReview")
 		c.showSignIn(w, r, http.StatusServiceUnavailable, "The API server could not check the token; try again shortly.")
-		return
+		return "", false
 	}
+	return user, true
+}
+
+// startSession seals token into the session cookie until expires and
+// drops the sign-in form's cookie.
+func (c *Console) startSession(w http.ResponseWriter, token, user string, expires time.Time) error {
 	csrf, err := randomString()
-	if err == nil {
-		err = c.setCookie(w, sessionCookie, session{Token: token, User: user, CSRF: csrf,
-			Expires: c.now().Add(c.ttl).Unix()}, c.ttl)
-	}
 	if err != nil {
-		c.fail(w, err)
-		return
+		return err
+	}
+	if err := c.setCookie(w, sessionCookie, session{Token: token, User: user, CSRF: csrf, Expires: expires.Unix()}, expires.Sub(c.now())); err != nil {
+		return err
 	}
 	c.clearCookie(w, csrfCookie)
-	c.log.Info("signed in", "user", user)
-	http.Redirect(w, r, "/applications", http.StatusSeeOther)
+	return nil
 }
 
 // csrfValid: the form's nonce equals the one sealed in the form's cookie.

@@ -47,6 +47,8 @@ type Options struct {
 	Log        logr.Logger
 	// Now is the clock; default time.Now.
 	Now func() time.Time
+	// OIDC, when set, adds sign-in with an OpenID Connect issuer.
+	OIDC *OIDCOptions
 }
 
 // Console is the console's HTTP handler.
@@ -54,6 +56,7 @@ type Console struct {
 	users    client.Client
 	reviewer reviewer
 	sealer   *sealer
+	oidc     *oidcLogin
 	ttl      time.Duration
 	log      logr.Logger
 	now      func() time.Time
@@ -84,6 +87,11 @@ func New(o Options) (*Console, error) {
 	}
 	c := &Console{users: users, reviewer: reviewer{clientset: cs}, sealer: s, ttl: o.SessionTTL,
 		log: o.Log, now: o.Now, pages: pages}
+	if o.OIDC != nil {
+		if c.oidc, err = newOIDCLogin(*o.OIDC); err != nil {
+			return nil, fmt.Errorf("console: %w", err)
+		}
+	}
 	if c.ttl <= 0 {
 		c.ttl = 8 * time.Hour
 	}
@@ -105,6 +113,10 @@ func (c *Console) routes() http.Handler {
 	r.Get("/sign-in", c.signInForm)
 	r.Post("/sign-in", c.signIn)
 	r.Post("/sign-out", c.signOut)
+	if c.oidc != nil {
+		r.Get(oidcStartPath, c.oidcStart)
+		r.Get(OIDCCallbackPath, c.oidcCallback)
+	}
 	r.Group(func(r chi.Router) {
 		r.Use(c.requireSession)
 		r.Get("/", func(w http.ResponseWriter, r *http.Request) {

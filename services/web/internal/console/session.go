@@ -34,6 +34,15 @@ type csrfTicket struct {
 	Expires int64  `json:"e"`
 }
 
+// oidcTicket is what the OIDC sign-in's cookie carries from the redirect
+// to the issuer to its answer.
+type oidcTicket struct {
+	State    string `json:"s"`
+	Nonce    string `json:"n"`
+	Verifier string `json:"v"`
+	Expires  int64  `json:"e"`
+}
+
 var errBadCookie = errors.New("cookie is not one this console sealed, or has expired")
 
 // sealer encrypts and authenticates cookie values with AES-GCM. The
@@ -106,6 +115,15 @@ func (s *sealer) openTicket(value string, now time.Time) (csrfTicket, error) {
 	var t csrfTicket
 	err := s.open(csrfCookie, value, &t, func() int64 { return t.Expires }, now)
 	if err == nil && t.Nonce == "" {
+		err = errBadCookie
+	}
+	return t, err
+}
+
+func (s *sealer) openFlow(value string, now time.Time) (oidcTicket, error) {
+	var t oidcTicket
+	err := s.open(oidcCookie, value, &t, func() int64 { return t.Expires }, now)
+	if err == nil && (t.State == "" || t.Nonce == "" || t.Verifier == "") {
 		err = errBadCookie
 	}
 	return t, err

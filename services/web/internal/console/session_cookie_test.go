@@ -72,7 +72,8 @@ func TestSessionCookie_RefusesTamperedExpiredOrForeignValues(t *testing.T) {
 }
 
 // FuzzOpenSession: any cookie value a browser sends is refused or opens to
-// a session with a token, never a panic.
+// a session with a token, never a panic, and never opens as a cookie of
+// another name.
 func FuzzOpenSession(f *testing.F) {
 	s := testSealer(f)
 	now := time.Date(2026, 12, 3, 7, 0, 0, 0, time.UTC)
@@ -88,6 +89,9 @@ func FuzzOpenSession(f *testing.F) {
 		}
 		if _, err := s.openTicket(value, now); err == nil {
 			t.Fatalf("%q opened as a sign-in form ticket", value)
+		}
+		if _, err := s.openFlow(value, now); err == nil {
+			t.Fatalf("%q opened as an OIDC sign-in ticket", value)
 		}
 	})
 }

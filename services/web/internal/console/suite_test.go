@@ -20,6 +20,7 @@ import (
 	authenticationv1 "k8s.io/api/authentication/v1"
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
@@ -63,7 +64,7 @@ func TestMain(m *testing.M) {
 		clientset, err = kubernetes.NewForConfig(cp.Config)
 	}
 	if err == nil {
-		err = installRoles(ctx)
+		err = installRoles(ctx, admin)
 	}
 	cancel()
 	if err != nil {
@@ -81,13 +82,13 @@ func TestMain(m *testing.M) {
 }
 
 // installRoles applies the common, web, web-console and viewer roles of
-// deploy/rbac and binds all but the viewer role to consoleUser.
-func installRoles(ctx context.Context) error {
+// deploy/rbac with admin and binds all but the viewer role to consoleUser.
+func installRoles(ctx context.Context, admin client.Client) error {
 	root, err := controlplane.RepoRoot()
 	if err != nil {
 		return err
 	}
-	if err := admin.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "kuvryn-sync-system"}}); err != nil {
+	if err := admin.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "kuvryn-sync-system"}}); err != nil && !apierrors.IsAlreadyExists(err) {
 		return err
 	}
 	for _, file := range []string{"common_role.yaml", "web_role.yaml", "web_console_role.yaml", "viewer_role.yaml"} {
@@ -109,7 +110,7 @@ func installRoles(ctx context.Context) error {
 			if file == "viewer_role.yaml" {
 				continue
 			}
-			if err := bind(ctx, u.GetKind(), u.GetNamespace(), u.GetName(),
+			if err := bindWith(ctx, admin, u.GetKind(), u.GetNamespace(), u.GetName(),
 				rbacv1.Subject{Kind: rbacv1.UserKind, APIGroup: rbacv1.GroupName, Name: consoleUser}); err != nil {
 				return err
 			}
@@ -118,8 +119,13 @@ func installRoles(ctx context.Context) error {
 	return nil
 }
 
-// bind binds the (Cluster)Role to subject.
+// bind binds the (Cluster)Role to subject on the suite's API server.
 func bind(ctx context.Context, kind, namespace, role string, subject rbacv1.Subject) error {
+	return bindWith(ctx, admin, kind, namespace, role, subject)
+}
+
+// bindWith binds the (Cluster)Role to subject with admin.
+func bindWith(ctx context.Context, admin client.Client, kind, namespace, role string, subject rbacv1.Subject) error {
 	ref := rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: kind, Name: role}
 	meta := metav1.ObjectMeta{GenerateName: role + "-"}
 	if kind == "Role" {
@@ -144,14 +150,15 @@ func start(t testing.TB) *fixture {
 	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{GenerateName: "console-"}}
 	must(t, admin.Create(ctx, ns))
 	t.Cleanup(func() { _ = admin.Delete(context.Background(), ns) })
-	c := newConsole(t)
+	c := newConsole(t, cp, nil)
 	srv := httptest.NewServer(c.Handler())
 	t.Cleanup(srv.Close)
 	return &fixture{t: t, ns: ns.Name, url: srv.URL, console: c}
 }
 
-// newConsole builds a console as consoleUser with a fresh session key.
-func newConsole(t testing.TB) *Console {
+// newConsole builds a console on cp as consoleUser with a fresh session
+// key and, when oidc is set, sign-in with that issuer.
+func newConsole(t testing.TB, cp *controlplane.ControlPlane, oidc *OIDCOptions) *Console {
 	t.Helper()
 	cfg := cp.Impersonate(consoleUser)
 	hc, err := rest.HTTPClientFor(cfg)
@@ -161,7 +168,7 @@ func newConsole(t testing.TB) *Console {
 	key := make([]byte, KeySize)
 	_, err = rand.Read(key)
 	must(t, err)
-	c, err := New(Options{Config: cfg, Mapper: mapper, Key: key, Log: ctrl.Log.WithName("console")})
+	c, err := New(Options{Config: cfg, Mapper: mapper, Key: key, Log: ctrl.Log.WithName("console"), OIDC: oidc})
 	must(t, err)
 	return c
 }
