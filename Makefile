@@ -99,6 +99,13 @@ bench: testbin ## Benchmarks, with figures: the engines on 10k objects, then rol
 	  awk '/x-bare-ssa/ { for (i = 2; i < NF; i++) { if ($$(i+1) == "x-bare-ssa") r = $$i; if ($$(i+1) == "objects/s") o = $$i; if ($$(i+1) == "api-calls/object") c = $$i } \
 	    sub(/-[0-9]+$$/, "", $$1); printf "  %-42s %5.1fx  %6.1f objects/s  %5.1f API calls/object\n", $$1, r, o, c }' "$$out"
 
+# N of bench-scale: comma-separated numbers of Applications.
+N ?= 100,1000
+
+.PHONY: bench-scale
+bench-scale: testbin build ## End to end from Git: N Applications (N=100,1000) against a bare Server-Side Apply in the same run (~30 min on 2 cores).
+	$(GO) run ./e2e/cmd/benchscale -n $(N)
+
 ##@ Demo
 
 .PHONY: demo

@@ -5,6 +5,7 @@ package main
 import (
 	"context"
 	"flag"
+	"fmt"
 
 	ctrl "sigs.k8s.io/controller-runtime"
 
@@ -13,12 +14,29 @@ import (
 )
 
 func main() {
-	var cacheDir string
-	manager.Main(manager.Service{
-		Name: "source-controller",
-		Flags: func(fs *flag.FlagSet) {
-			fs.StringVar(&cacheDir, "source-cache-dir", "/tmp/kuvryn-sync-source-cache",
-				"Directory of the Git clones, checkouts and Helm charts this replica caches.")
-		},
-	}, func(mgr ctrl.Manager) error { return controller.Setup(context.Background(), mgr, cacheDir) })
+	var o controller.Options
+	manager.Main(manager.Service{Name: "source-controller", Flags: func(fs *flag.FlagSet) { bindFlags(fs, &o) }},
+		func(mgr ctrl.Manager) error {
+			if err := validate(o); err != nil {
+				return err
+			}
+			return controller.Setup(context.Background(), mgr, o)
+		})
+}
+
+// bindFlags registers the source-controller's own flags on fs, writing into o.
+func bindFlags(fs *flag.FlagSet, o *controller.Options) {
+	fs.StringVar(&o.CacheDir, "source-cache-dir", "/tmp/kuvryn-sync-source-cache",
+		"Directory of the Git clones, checkouts and Helm charts this replica caches.")
+	fs.IntVar(&o.Concurrent, "concurrent", controller.DefaultConcurrent,
+		"How many Repositories are fetched, and how many Applications rendered, at once.")
+}
+
+// validate refuses flag values the flag package accepts but the controller
+// cannot use.
+func validate(o controller.Options) error {
+	if o.Concurrent < 1 {
+		return fmt.Errorf("--concurrent %d: must be at least 1", o.Concurrent)
+	}
+	return nil
 }

@@ -28,14 +28,7 @@ func TestBindFlags_DurationsDefaultAsTheGuideSaysZeroDisablesNegativeIsRefused(t
 		{name: "negative retry interval", args: []string{"--retry-interval=-5s"}, wantErr: "--retry-interval -5s is negative"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			fs := flag.NewFlagSet("sync-controller", flag.ContinueOnError)
-			fs.SetOutput(io.Discard)
-			var o revision.Options
-			bindFlags(fs, &o)
-			if err := fs.Parse(tc.args); err != nil {
-				t.Fatal(err)
-			}
-			err := validate(o)
+			o, err := parseFlags(t, tc.args)
 			if tc.wantErr != "" {
 				if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
 					t.Fatalf("validate() = %v, want %q", err, tc.wantErr)
@@ -50,4 +43,18 @@ func TestBindFlags_DurationsDefaultAsTheGuideSaysZeroDisablesNegativeIsRefused(t
 			}
 		})
 	}
+}
+
+// parseFlags parses args as the sync-controller's own flags and validates
+// them.
+func parseFlags(t *testing.T, args []string) (revision.Options, error) {
+	t.Helper()
+	fs := flag.NewFlagSet("sync-controller", flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	var o revision.Options
+	bindFlags(fs, &o)
+	if err := fs.Parse(args); err != nil {
+		t.Fatal(err)
+	}
+	return o, validate(o)
 }

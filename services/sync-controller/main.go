@@ -19,11 +19,12 @@ import (
 	"github.com/kuvryn/kuvryn-sync/services/sync-controller/internal/webhook"
 )
 
-// concurrentReconciles is how many Applications roll out at once.
-const concurrentReconciles = 4
+// defaultConcurrent is --concurrent's default, chosen from `make bench-scale`
+// (docs/benchmarks.md).
+const defaultConcurrent = 4
 
 func main() {
-	o := revision.Options{MaxConcurrentReconciles: concurrentReconciles}
+	var o revision.Options
 	manager.Main(manager.Service{Name: "sync-controller", Flags: func(fs *flag.FlagSet) { bindFlags(fs, &o) }}, func(mgr ctrl.Manager) error {
 		if err := validate(o); err != nil {
 			return err
@@ -38,6 +39,9 @@ func main() {
 // validate refuses flag values the flag package accepts but the controller
 // cannot use.
 func validate(o revision.Options) error {
+	if o.MaxConcurrentReconciles < 1 {
+		return fmt.Errorf("--concurrent %d: must be at least 1", o.MaxConcurrentReconciles)
+	}
 	if o.DriftResyncInterval < 0 {
 		return fmt.Errorf("--drift-resync-interval %s is negative; use 0 to disable the drift re-check", o.DriftResyncInterval)
 	}
@@ -49,6 +53,7 @@ func validate(o revision.Options) error {
 
 // bindFlags registers the sync-controller's own flags on fs, writing into o.
 func bindFlags(fs *flag.FlagSet, o *revision.Options) {
+	fs.IntVar(&o.MaxConcurrentReconciles, "concurrent", defaultConcurrent, "How many Applications are planned and rolled out at once.")
 	fs.StringVar(&o.DefaultServiceAccount, "default-service-account", "",
 		"Service account for Applications that set none; empty refuses them.")
 	fs.DurationVar(&o.DriftResyncInterval, "drift-resync-interval", 5*time.Minute,

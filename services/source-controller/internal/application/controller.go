@@ -53,6 +53,8 @@ type Reconciler struct {
 	// Retry spaces out renders after a chart pull failed, up to the
 	// Repository's poll interval.
 	Retry *retry.Backoff
+	// Concurrent is how many Applications are rendered run at once; below 1 means 1.
+	Concurrent int
 }
 
 // SetupWithManager renders on Application spec changes and on new commits of
@@ -70,8 +72,10 @@ func (r *Reconciler) SetupWithManager(ctx context.Context, mgr ctrl.Manager) err
 		}); err != nil {
 		return err
 	}
+	opts := manager.ControllerOptions()
+	opts.MaxConcurrentReconciles = max(1, r.Concurrent)
 	return ctrl.NewControllerManagedBy(mgr).
-		WithOptions(manager.ControllerOptions()).
+		WithOptions(opts).
 		For(&syncv1.Application{}, builder.WithPredicates(predicate.GenerationChangedPredicate{})).
 		Watches(repository.Unstructured(), handler.EnqueueRequestsFromMapFunc(r.applicationsOf),
 			builder.WithPredicates(artifactChanged{})).

@@ -16,18 +16,33 @@ import (
 	"github.com/kuvryn/kuvryn-sync/services/source-controller/internal/repository"
 )
 
+// DefaultConcurrent is --concurrent's default, chosen from `make bench-scale`
+// (docs/benchmarks.md).
+const DefaultConcurrent = 4
+
+// Options are the source-controller's own flags.
+type Options struct {
+	// CacheDir holds the Git clones, checkouts and Helm charts.
+	CacheDir string
+	// Concurrent is how many Repositories are fetched, and how many
+	// Applications rendered, at once.
+	Concurrent int
+}
+
 // Setup adds the source-controller's controllers and cache pruner to mgr.
-func Setup(ctx context.Context, mgr ctrl.Manager, cacheDir string) error {
-	git := &gitrepo.Cache{Dir: filepath.Join(cacheDir, "git")}
-	charts := &chart.Puller{Dir: filepath.Join(cacheDir, "charts")}
+func Setup(ctx context.Context, mgr ctrl.Manager, o Options) error {
+	git := &gitrepo.Cache{Dir: filepath.Join(o.CacheDir, "git")}
+	charts := &chart.Puller{Dir: filepath.Join(o.CacheDir, "charts")}
 	recorder := mgr.GetEventRecorder(syncv1.FieldManagerSource)
 	if err := (&repository.Reconciler{
 		Client: mgr.GetClient(), Repositories: mgr.GetCache(), APIReader: mgr.GetAPIReader(), Git: git, Events: recorder,
+		Concurrent: o.Concurrent,
 	}).SetupWithManager(mgr); err != nil {
 		return err
 	}
 	if err := (&application.Reconciler{
 		Client: mgr.GetClient(), Repositories: mgr.GetCache(), APIReader: mgr.GetAPIReader(), Git: git, Charts: charts, Events: recorder,
+		Concurrent: o.Concurrent,
 	}).SetupWithManager(ctx, mgr); err != nil {
 		return err
 	}

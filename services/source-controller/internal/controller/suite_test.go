@@ -91,7 +91,7 @@ func run(m *testing.M) int {
 		fmt.Println(err)
 		return 1
 	}
-	if err := controller.Setup(ctx, mgr, cacheDir); err != nil {
+	if err := controller.Setup(ctx, mgr, controller.Options{CacheDir: cacheDir, Concurrent: controller.DefaultConcurrent}); err != nil {
 		fmt.Println(err)
 		return 1
 	}

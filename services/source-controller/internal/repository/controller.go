@@ -46,6 +46,8 @@ type Reconciler struct {
 	Now       func() time.Time
 	// Retry spaces out fetches after a failure, up to the poll interval.
 	Retry *retry.Backoff
+	// Concurrent is how many Repositories are fetched run at once; below 1 means 1.
+	Concurrent int
 }
 
 // SetupWithManager watches Repositories for spec changes and for the
@@ -57,8 +59,10 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 	if r.Retry == nil {
 		r.Retry = &retry.Backoff{}
 	}
+	opts := manager.ControllerOptions()
+	opts.MaxConcurrentReconciles = max(1, r.Concurrent)
 	return ctrl.NewControllerManagedBy(mgr).
-		WithOptions(manager.ControllerOptions()).
+		WithOptions(opts).
 		For(Unstructured(), builder.WithPredicates(predicate.Or(
 			predicate.GenerationChangedPredicate{}, predicate.AnnotationChangedPredicate{}))).
 		// A discovered Application deleted by hand is applied again.

@@ -1,0 +1,730 @@
+// Command benchscale measures Kuvryn Sync end to end from Git at the scale
+// of many Applications, against a bare Server-Side Apply of the same
+// objects in the same run (docs/benchmarks.md, `make bench-scale`).
+//
+// For each N it starts the local control plane, serves one Git repository
+// with N apps (a ServiceAccount, a ConfigMap, a Service and a Deployment
+// with replicas 0 each), runs the source-controller, the sync-controller
+// and the web service's receiver as processes with their shipped defaults,
+// and times: creating N automatic Applications until all are Synced and
+// Healthy; a commit touching every app until all have deployed it; and
+// single commits, each announced through the receiver, until applied.
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"flag"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"runtime"
+	"slices"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/go-logr/logr"
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/yaml"
+
+	syncv1 "github.com/kuvryn/kuvryn-sync/apis/v1alpha1"
+	"github.com/kuvryn/kuvryn-sync/e2e/harness"
+	"github.com/kuvryn/kuvryn-sync/pkg/manager"
+	"github.com/kuvryn/kuvryn-sync/pkg/testkit/controlplane"
+)
+
+const (
+	benchNamespace = "bench"
+	bareNamespace  = "bare"
+	webhookToken   = "bench-webhook-token"
+	phaseTimeout   = 30 * time.Minute
+)
+
+func main() {
+	sizes := flag.String("n", "100,1000", "comma-separated numbers of Applications")
+	commits := flag.Int("commits", 50, "single commits timed from push to applied")
+	workers := flag.Int("workers", 20, "workers of the bare Server-Side Apply and of creating Applications")
+	keep := flag.Bool("keep", false, "keep the working directory (logs of every service)")
+	flag.StringVar(&extraFlags.source, "source-flags", "", "space-separated flags added to the source-controller's defaults")
+	flag.StringVar(&extraFlags.sync, "sync-flags", "", "space-separated flags added to the sync-controller's defaults")
+	flag.Parse()
+	ctrl.SetLogger(logr.Discard())
+	var ns []int
+	for _, s := range strings.Split(*sizes, ",") {
+		n, err := strconv.Atoi(strings.TrimSpace(s))
+		if err != nil || n < 1 {
+			fail(fmt.Errorf("-n: %q is not a positive number", s))
+		}
+		ns = append(ns, n)
+	}
+	fmt.Printf("bench-scale on %s: %d CPUs, %s; load average %s\n", hostname(), runtime.NumCPU(), memTotal(), loadAverage())
+	if extraFlags.source != "" || extraFlags.sync != "" {
+		fmt.Printf("not the defaults: source-controller %q, sync-controller %q\n", extraFlags.source, extraFlags.sync)
+	}
+	for _, n := range ns {
+		r, err := measure(n, *commits, *workers, *keep)
+		if err != nil {
+			fail(fmt.Errorf("N=%d: %w", n, err))
+		}
+		r.print(os.Stdout)
+	}
+}
+
+// extraFlags are flags added to the services' defaults, to compare settings.
+var extraFlags struct{ source, sync string }
+
+func fail(err error) {
+	fmt.Fprintln(os.Stderr, "bench-scale:", err)
+	os.Exit(1)
+}
+
+// usage is what one service used during a phase.
+type usage struct {
+	requests float64
+	cpu      time.Duration
+	// reconciles counts controller_runtime_reconcile_total by result.
+	reconciles map[string]float64
+}
+
+type phase struct {
+	name   string
+	took   time.Duration
+	bare   time.Duration
+	source usage
+	sync   usage
+	server map[string]float64
+	// controlPlane is the CPU each control-plane process used.
+	controlPlane map[string]time.Duration
+}
+
+type result struct {
+	n                     int
+	bareCreate, bareTouch time.Duration
+	bareUnchanged         time.Duration
+	// bareObserved is bareCreate plus the wait until kube-controller-manager
+	// observed every bare Deployment: the floor of anything that waits for
+	// health.
+	bareObserved       time.Duration
+	phases             []phase
+	latencies          []time.Duration
+	sourceHWM, syncHWM int64
+}
+
+func measure(n, commits, workers int, keep bool) (res *result, err error) {
+	dir, err := os.MkdirTemp("", fmt.Sprintf("kuvryn-bench-scale-%d-", n))
+	if err != nil {
+		return nil, err
+	}
+	if keep {
+		fmt.Println("working directory:", dir)
+	} else {
+		defer os.RemoveAll(dir)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 2*phaseTimeout)
+	defer cancel()
+	env, err := harness.Start(ctx, harness.Options{Dir: dir})
+	if err != nil {
+		return nil, err
+	}
+	defer env.Stop()
+	for _, ns := range []string{benchNamespace, bareNamespace} {
+		if err := env.Namespace(ctx, ns); err != nil {
+			return nil, err
+		}
+	}
+
+	repo, err := env.Git.CreateRepo("bench")
+	if err != nil {
+		return nil, err
+	}
+	if _, err := repo.Commit(appFiles(n, 1), fmt.Sprintf("%d apps", n)); err != nil {
+		return nil, err
+	}
+	svc, err := startServices(ctx, env, dir)
+	if err != nil {
+		return nil, err
+	}
+
+	res = &result{n: n}
+	bare, err := bareClient(env.CP.Config)
+	if err != nil {
+		return nil, err
+	}
+	if res.bareCreate, err = bareApply(ctx, bare, n, 1, workers); err != nil {
+		return nil, err
+	}
+	if res.bareObserved, err = deploymentsObserved(ctx, bare, n); err != nil {
+		return nil, err
+	}
+	res.bareObserved += res.bareCreate
+	if res.bareTouch, err = bareApply(ctx, bare, n, 2, workers); err != nil {
+		return nil, err
+	}
+	if res.bareUnchanged, err = bareApply(ctx, bare, n, 2, workers); err != nil {
+		return nil, err
+	}
+
+	apps, err := watchApplications(ctx, env.CP.Config)
+	if err != nil {
+		return nil, err
+	}
+	if err := env.Client.Create(ctx, &corev1.Secret{
+		ObjectMeta: metav1.ObjectMeta{Namespace: benchNamespace, Name: "bench-webhook"},
+		StringData: map[string]string{"token": webhookToken},
+	}); err != nil {
+		return nil, err
+	}
+	if err := env.Client.Create(ctx, &syncv1.Repository{
+		ObjectMeta: metav1.ObjectMeta{Namespace: benchNamespace, Name: "bench"},
+		Spec: syncv1.RepositorySpec{
+			Git:     syncv1.GitSource{URL: repo.URL()},
+			Webhook: &syncv1.WebhookSpec{SecretRef: syncv1.LocalObjectReference{Name: "bench-webhook"}},
+		},
+	}); err != nil {
+		return nil, err
+	}
+	head, err := repo.Head("main")
+	if err != nil {
+		return nil, err
+	}
+
+	p, err := svc.during(ctx, env, "create N Applications -> all Synced+Healthy", res.bareCreate, func() error {
+		if err := createApplications(ctx, bare, n, workers); err != nil {
+			return err
+		}
+		return apps.wait(ctx, n, head, allApps(n))
+	})
+	if err != nil {
+		return nil, err
+	}
+	res.phases = append(res.phases, p)
+
+	p, err = svc.during(ctx, env, "a commit touching every app -> all deployed", res.bareTouch, func() error {
+		commit, err := repo.Commit(appFiles(n, 2), "touch every app")
+		if err != nil {
+			return err
+		}
+		if err := svc.push(ctx, repo.URL()); err != nil {
+			return err
+		}
+		return apps.wait(ctx, n, commit, allApps(n))
+	})
+	if err != nil {
+		return nil, err
+	}
+	res.phases = append(res.phases, p)
+
+	for i := range commits {
+		app := (i * 7919) % n
+		commit, err := repo.Commit(map[string]string{appPath(app, "configmap.yaml"): configMap(app, 3+i)}, fmt.Sprintf("app %d", app))
+		if err != nil {
+			return nil, err
+		}
+		start := time.Now()
+		if err := svc.push(ctx, repo.URL()); err != nil {
+			return nil, err
+		}
+		if err := apps.wait(ctx, n, commit, []int{app}); err != nil {
+			return nil, err
+		}
+		res.latencies = append(res.latencies, time.Since(start))
+	}
+	if res.sourceHWM, err = vmHWM(svc.source.Pid()); err != nil {
+		return nil, err
+	}
+	if res.syncHWM, err = vmHWM(svc.sync.Pid()); err != nil {
+		return nil, err
+	}
+	return res, nil
+}
+
+// services are the processes measured, with their metrics endpoints.
+type services struct {
+	source, sync              *harness.Process
+	sourceMetrics, syncMetric string
+	receiver                  string
+	serverMetrics             func(context.Context) (map[string]float64, error)
+}
+
+func startServices(ctx context.Context, env *harness.Env, dir string) (*services, error) {
+	addr := func() (string, error) {
+		port, err := controlplane.FreePort()
+		return net.JoinHostPort("127.0.0.1", strconv.Itoa(port)), err
+	}
+	s := &services{}
+	var err error
+	if s.sourceMetrics, err = addr(); err != nil {
+		return nil, err
+	}
+	if s.syncMetric, err = addr(); err != nil {
+		return nil, err
+	}
+	if s.receiver, err = addr(); err != nil {
+		return nil, err
+	}
+	leader := []string{"--leader-elect", "--leader-election-namespace=" + harness.SystemNamespace}
+	if s.source, err = env.StartService(ctx, "source-controller", append(append(leader,
+		"--source-cache-dir="+filepath.Join(dir, "cache"), "--metrics-bind-address="+s.sourceMetrics, "--metrics-secure=false"), strings.Fields(extraFlags.source)...)...); err != nil {
+		return nil, err
+	}
+	webhookFlags, err := env.EnableWebhooks(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if s.sync, err = env.StartService(ctx, "sync-controller", append(append(append(leader, webhookFlags...),
+		"--metrics-bind-address="+s.syncMetric, "--metrics-secure=false"), strings.Fields(extraFlags.sync)...)...); err != nil {
+		return nil, err
+	}
+	web, err := env.StartService(ctx, "web", append(leader, "--webhook-receiver-bind-address="+s.receiver)...)
+	if err != nil {
+		return nil, err
+	}
+	for _, p := range []*harness.Process{s.source, s.sync, web} {
+		if err := p.WaitReady(ctx, 2*time.Minute); err != nil {
+			return nil, err
+		}
+	}
+	if err := controlplane.WaitForWebhooks(ctx, env.Client, "default", 2*time.Minute); err != nil {
+		return nil, err
+	}
+	kube, err := kubernetes.NewForConfig(env.CP.Config)
+	if err != nil {
+		return nil, err
+	}
+	s.serverMetrics = func(ctx context.Context) (map[string]float64, error) {
+		body, err := kube.CoreV1().RESTClient().Get().AbsPath("/metrics").DoRaw(ctx)
+		if err != nil {
+			return nil, err
+		}
+		return serverRequests(body), nil
+	}
+	return s, nil
+}
+
+// during runs f and returns its time with what each service used meanwhile.
+func (s *services) during(ctx context.Context, env *harness.Env, name string, bare time.Duration, f func() error) (phase, error) {
+	p := phase{name: name, bare: bare}
+	src0, err := s.usage(s.source, s.sourceMetrics)
+	if err != nil {
+		return p, err
+	}
+	sync0, err := s.usage(s.sync, s.syncMetric)
+	if err != nil {
+		return p, err
+	}
+	srv0, err := s.serverMetrics(ctx)
+	if err != nil {
+		return p, err
+	}
+	cp0, err := controlPlaneCPU()
+	if err != nil {
+		return p, err
+	}
+	start := time.Now()
+	if err := f(); err != nil {
+		if exited := env.Exited(); exited != nil {
+			return p, fmt.Errorf("%s: %w (%v)", name, err, exited)
+		}
+		return p, fmt.Errorf("%s: %w", name, err)
+	}
+	p.took = time.Since(start)
+	src1, err := s.usage(s.source, s.sourceMetrics)
+	if err != nil {
+		return p, err
+	}
+	sync1, err := s.usage(s.sync, s.syncMetric)
+	if err != nil {
+		return p, err
+	}
+	srv1, err := s.serverMetrics(ctx)
+	if err != nil {
+		return p, err
+	}
+	cp1, err := controlPlaneCPU()
+	if err != nil {
+		return p, err
+	}
+	p.controlPlane = map[string]time.Duration{}
+	for k, v := range cp1 {
+		p.controlPlane[k] = v - cp0[k]
+	}
+	p.source = src1.minus(src0)
+	p.sync = sync1.minus(sync0)
+	p.server = map[string]float64{}
+	for k, v := range srv1 {
+		if d := v - srv0[k]; d > 0 {
+			p.server[k] = d
+		}
+	}
+	return p, nil
+}
+
+func (u usage) minus(before usage) usage {
+	d := usage{requests: u.requests - before.requests, cpu: u.cpu - before.cpu, reconciles: map[string]float64{}}
+	for k, v := range u.reconciles {
+		if v -= before.reconciles[k]; v > 0 {
+			d.reconciles[k] = v
+		}
+	}
+	return d
+}
+
+func (s *services) usage(p *harness.Process, metrics string) (usage, error) {
+	resp, err := http.Get("http://" + metrics + "/metrics")
+	if err != nil {
+		return usage{}, err
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		return usage{}, fmt.Errorf("%s metrics: %s", p.Name, resp.Status)
+	}
+	u := usage{reconciles: map[string]float64{}}
+	sc := bufio.NewScanner(resp.Body)
+	sc.Buffer(make([]byte, 1<<20), 1<<20)
+	for sc.Scan() {
+		line := sc.Text()
+		if strings.HasPrefix(line, "rest_client_requests_total{") {
+			f := strings.Fields(line)
+			v, err := strconv.ParseFloat(f[len(f)-1], 64)
+			if err != nil {
+				return usage{}, fmt.Errorf("%s metrics: %q: %w", p.Name, line, err)
+			}
+			u.requests += v
+		}
+		if strings.HasPrefix(line, "controller_runtime_reconcile_total{") {
+			f := strings.Fields(line)
+			v, err := strconv.ParseFloat(f[len(f)-1], 64)
+			if err != nil {
+				return usage{}, fmt.Errorf("%s metrics: %q: %w", p.Name, line, err)
+			}
+			_, result, _ := strings.Cut(line, `result="`)
+			result, _, _ = strings.Cut(result, `"`)
+			u.reconciles[result] += v
+		}
+	}
+	if err := sc.Err(); err != nil {
+		return usage{}, err
+	}
+	u.cpu, err = cpuTime(p.Pid())
+	return u, err
+}
+
+// push announces a push of url to the receiver as GitLab does.
+func (s *services) push(ctx context.Context, url string) error {
+	body := fmt.Sprintf(`{"object_kind":"push","project":{"git_http_url":%q}}`, url)
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost,
+		"http://"+s.receiver+"/hooks/"+benchNamespace+"/bench", strings.NewReader(body))
+	if err != nil {
+		return err
+	}
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("X-Gitlab-Event", "Push Hook")
+	req.Header.Set("X-Gitlab-Token", webhookToken)
+	for attempt := 0; ; attempt++ {
+		req.Body = io.NopCloser(strings.NewReader(body))
+		resp, err := http.DefaultClient.Do(req)
+		if err == nil {
+			resp.Body.Close()
+			if resp.StatusCode == http.StatusAccepted {
+				return nil
+			}
+			err = fmt.Errorf("receiver answered %s", resp.Status)
+		}
+		if attempt == 5 {
+			return err
+		}
+		time.Sleep(time.Second)
+	}
+}
+
+// applications watches every Application of the bench namespace.
+type applications struct {
+	cache cache.Cache
+}
+
+func watchApplications(ctx context.Context, cfg *rest.Config) (*applications, error) {
+	c, err := cache.New(cfg, cache.Options{Scheme: manager.Scheme(), DefaultNamespaces: map[string]cache.Config{benchNamespace: {}}})
+	if err != nil {
+		return nil, err
+	}
+	if _, err := c.GetInformer(ctx, &syncv1.Application{}); err != nil {
+		return nil, err
+	}
+	go func() { _ = c.Start(ctx) }()
+	if !c.WaitForCacheSync(ctx) {
+		return nil, fmt.Errorf("the Application cache did not sync")
+	}
+	return &applications{cache: c}, nil
+}
+
+// wait returns once every Application of which has deployed commit and is
+// Synced and Healthy.
+func (a *applications) wait(ctx context.Context, n int, commit string, which []int) error {
+	deadline := time.Now().Add(phaseTimeout)
+	pending := slices.Clone(which)
+	for {
+		var left []int
+		for _, i := range pending {
+			var app syncv1.Application
+			err := a.cache.Get(ctx, client.ObjectKey{Namespace: benchNamespace, Name: appName(i)}, &app)
+			st := app.Status
+			if err != nil || st.SourceCommit != commit || st.DeployedRevision == "" || st.DeployedRevision != st.DesiredRevision ||
+				st.Sync != syncv1.SyncStateSynced || st.Health != syncv1.HealthHealthy {
+				left = append(left, i)
+			}
+		}
+		if pending = left; len(pending) == 0 {
+			return nil
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("%d of %d Applications did not deploy commit %s within %s (first: %s)", len(pending), len(which), commit, phaseTimeout, appName(pending[0]))
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(100 * time.Millisecond):
+		}
+	}
+}
+
+func createApplications(ctx context.Context, c client.Client, n, workers int) error {
+	return parallel(n, workers, func(i int) error {
+		return c.Create(ctx, &syncv1.Application{
+			ObjectMeta: metav1.ObjectMeta{Namespace: benchNamespace, Name: appName(i)},
+			Spec: syncv1.ApplicationSpec{
+				Source:             syncv1.ApplicationSource{RepositoryRef: syncv1.LocalObjectReference{Name: "bench"}, Path: "apps/" + appName(i)},
+				ServiceAccountName: "deployer",
+				Sync:               syncv1.SyncPolicy{Automatic: true},
+			},
+		})
+	})
+}
+
+// bareClient applies as admin without client-side rate limits, as the
+// services do.
+func bareClient(cfg *rest.Config) (client.Client, error) {
+	c := rest.CopyConfig(cfg)
+	c.QPS, c.Burst = -1, 0
+	return client.New(c, client.Options{Scheme: manager.Scheme()})
+}
+
+// bareApply server-side-applies the objects of every app at version v into
+// the bare namespace with workers in parallel.
+func bareApply(ctx context.Context, c client.Client, n, v, workers int) (time.Duration, error) {
+	var objs []*unstructured.Unstructured
+	for i := range n {
+		for _, doc := range appDocuments(i, v) {
+			u := &unstructured.Unstructured{}
+			if err := yaml.Unmarshal([]byte(doc), &u.Object); err != nil {
+				return 0, err
+			}
+			u.SetNamespace(bareNamespace)
+			objs = append(objs, u)
+		}
+	}
+	start := time.Now()
+	err := parallel(len(objs), workers, func(i int) error {
+		return c.Apply(ctx, client.ApplyConfigurationFromUnstructured(objs[i]), client.FieldOwner("bench-bare"), client.ForceOwnership)
+	})
+	return time.Since(start), err
+}
+
+// deploymentsObserved waits until kube-controller-manager has observed the
+// current generation of every bare Deployment, and returns how long it took.
+func deploymentsObserved(ctx context.Context, c client.Client, n int) (time.Duration, error) {
+	start := time.Now()
+	for {
+		var list appsv1.DeploymentList
+		if err := c.List(ctx, &list, client.InNamespace(bareNamespace)); err != nil {
+			return 0, err
+		}
+		observed := 0
+		for _, d := range list.Items {
+			if d.Status.ObservedGeneration >= d.Generation {
+				observed++
+			}
+		}
+		if observed == n {
+			return time.Since(start), nil
+		}
+		if time.Since(start) > phaseTimeout {
+			return 0, fmt.Errorf("kube-controller-manager observed %d of %d Deployments within %s", observed, n, phaseTimeout)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}
+
+func parallel(n, workers int, f func(int) error) error {
+	jobs := make(chan int)
+	errs := make(chan error, workers)
+	var wg sync.WaitGroup
+	for range workers {
+		wg.Go(func() {
+			for i := range jobs {
+				if err := f(i); err != nil {
+					errs <- err
+					for range jobs {
+					}
+					return
+				}
+			}
+		})
+	}
+	for i := range n {
+		jobs <- i
+	}
+	close(jobs)
+	wg.Wait()
+	close(errs)
+	return <-errs
+}
+
+func allApps(n int) []int {
+	out := make([]int, n)
+	for i := range out {
+		out[i] = i
+	}
+	return out
+}
+
+func appName(i int) string           { return fmt.Sprintf("app-%04d", i) }
+func appPath(i int, f string) string { return "apps/" + appName(i) + "/" + f }
+
+// appFiles is the tree of n apps at version v.
+func appFiles(n, v int) map[string]string {
+	files := map[string]string{}
+	for i := range n {
+		docs := appDocuments(i, v)
+		for j, f := range []string{"serviceaccount.yaml", "configmap.yaml", "service.yaml", "deployment.yaml"} {
+			files[appPath(i, f)] = docs[j]
+		}
+	}
+	return files
+}
+
+func appDocuments(i, v int) []string {
+	name := appName(i)
+	return []string{
+		"apiVersion: v1\nkind: ServiceAccount\nmetadata: {name: " + name + "}\n",
+		configMap(i, v),
+		"apiVersion: v1\nkind: Service\nmetadata: {name: " + name + "}\nspec:\n  selector: {app: " + name + "}\n  ports: [{port: 80, targetPort: 8080}]\n",
+		"apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: " + name + "}\nspec:\n  replicas: 0\n  selector: {matchLabels: {app: " + name + "}}\n" +
+			"  template:\n    metadata: {labels: {app: " + name + "}}\n    spec:\n      serviceAccountName: " + name +
+			"\n      containers: [{name: app, image: \"registry.invalid/app:" + strconv.Itoa(min(v, 2)) + "\"}]\n",
+	}
+}
+
+func configMap(i, v int) string {
+	return "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: " + appName(i) + "}\ndata: {version: \"" + strconv.Itoa(v) + "\"}\n"
+}
+
+func (r *result) print(w *os.File) {
+	objects := float64(4 * r.n)
+	fmt.Fprintf(w, "\nN=%d Applications, %d objects\n", r.n, 4*r.n)
+	fmt.Fprintf(w, "  bare Server-Side Apply, 20 workers: create %s, a change to every app %s, unchanged %s\n",
+		round(r.bareCreate), round(r.bareTouch), round(r.bareUnchanged))
+	fmt.Fprintf(w, "  bare create until kube-controller-manager observed every Deployment (the floor of waiting for health): %s\n", round(r.bareObserved))
+	for _, p := range r.phases {
+		fmt.Fprintf(w, "  %-46s %9s  %5.1fx bare  %6.1f apps/s\n", p.name, round(p.took), p.took.Seconds()/p.bare.Seconds(), float64(r.n)/p.took.Seconds())
+		fmt.Fprintf(w, "      source-controller: %5.1f API requests/object, CPU %s; sync-controller: %5.1f API requests/object, CPU %s\n",
+			p.source.requests/objects, round(p.source.cpu), p.sync.requests/objects, round(p.sync.cpu))
+		fmt.Fprintf(w, "      reconciles: source-controller %s; sync-controller %s\n", top(p.source.reconciles, 5), top(p.sync.reconciles, 5))
+		fmt.Fprintf(w, "      control-plane CPU: %s\n", cpuList(p.controlPlane))
+		fmt.Fprintf(w, "      API server requests: %s\n", top(p.server, 8))
+	}
+	if len(r.latencies) > 0 {
+		fmt.Fprintf(w, "  push -> applied over %d single commits (through the receiver): p50 %s, p95 %s\n",
+			len(r.latencies), round(percentile(r.latencies, 50)), round(percentile(r.latencies, 95)))
+	}
+	fmt.Fprintf(w, "  peak RSS (VmHWM): source-controller %d MiB, sync-controller %d MiB\n", r.sourceHWM>>10, r.syncHWM>>10)
+}
+
+func cpuList(m map[string]time.Duration) string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	var parts []string
+	for _, k := range keys {
+		parts = append(parts, fmt.Sprintf("%s %s", k, round(m[k])))
+	}
+	return strings.Join(parts, ", ")
+}
+
+func round(d time.Duration) time.Duration {
+	if d > 10*time.Second {
+		return d.Round(100 * time.Millisecond)
+	}
+	return d.Round(10 * time.Millisecond)
+}
+
+func percentile(ds []time.Duration, p int) time.Duration {
+	s := slices.Clone(ds)
+	slices.Sort(s)
+	return s[(len(s)-1)*p/100]
+}
+
+func top(m map[string]float64, k int) string {
+	keys := make([]string, 0, len(m))
+	for key := range m {
+		keys = append(keys, key)
+	}
+	sort.Slice(keys, func(i, j int) bool { return m[keys[i]] > m[keys[j]] })
+	var parts []string
+	for _, key := range keys[:min(k, len(keys))] {
+		parts = append(parts, fmt.Sprintf("%s %.0f", key, m[key]))
+	}
+	return strings.Join(parts, ", ")
+}
+
+// serverRequests sums apiserver_request_total by verb and resource.
+func serverRequests(metrics []byte) map[string]float64 {
+	out := map[string]float64{}
+	sc := bufio.NewScanner(bytes.NewReader(metrics))
+	sc.Buffer(make([]byte, 1<<20), 1<<20)
+	for sc.Scan() {
+		line := sc.Text()
+		if !strings.HasPrefix(line, "apiserver_request_total{") {
+			continue
+		}
+		labels := line[len("apiserver_request_total{"):strings.LastIndex(line, "}")]
+		var verb, resource, subresource string
+		for _, kv := range strings.Split(labels, ",") {
+			k, v, _ := strings.Cut(kv, "=")
+			v = strings.Trim(v, `"`)
+			switch k {
+			case "verb":
+				verb = v
+			case "resource":
+				resource = v
+			case "subresource":
+				subresource = v
+			}
+		}
+		if subresource != "" {
+			resource += "/" + subresource
+		}
+		f := strings.Fields(line)
+		v, err := strconv.ParseFloat(f[len(f)-1], 64)
+		if err == nil {
+			out[verb+" "+resource] += v
+		}
+	}
+	return out
+}
