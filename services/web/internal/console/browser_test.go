@@ -20,9 +20,9 @@ import (
 	syncv1 "github.com/kuvryn/kuvryn-sync/apis/v1alpha1"
 )
 
-// browser starts headless Debian chromium for the test, or skips it when
-// chromium is not installed.
-func browser(t *testing.T) context.Context {
+// browser starts headless Debian chromium for the test, with extra
+// options, or skips it when chromium is not installed.
+func browser(t *testing.T, extra ...chromedp.ExecAllocatorOption) context.Context {
 	t.Helper()
 	path, err := exec.LookPath("chromium")
 	if err != nil {
@@ -30,6 +30,7 @@ func browser(t *testing.T) context.Context {
 	}
 	opts := append(chromedp.DefaultExecAllocatorOptions[:], chromedp.ExecPath(path), chromedp.NoSandbox,
 		chromedp.WindowSize(1280, 900), chromedp.UserDataDir(t.TempDir()))
+	opts = append(opts, extra...)
 	allocCtx, cancelAlloc := chromedp.NewExecAllocator(context.Background(), opts...)
 	ctx, cancel := chromedp.NewContext(allocCtx)
 	ctx, cancelTimeout := context.WithTimeout(ctx, 2*time.Minute)

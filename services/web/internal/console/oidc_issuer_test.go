@@ -8,6 +8,7 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"encoding/pem"
+	"html/template"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
@@ -43,6 +44,10 @@ type testIssuer struct {
 	forger *testIssuer
 	// verified counts codes redeemed with the right PKCE verifier.
 	verified int
+	// loginPage makes the authorization endpoint answer a page with a
+	// link back, as a real issuer's login form does, instead of a
+	// redirect: the way back is then a navigation the issuer's page starts.
+	loginPage bool
 }
 
 // idClaims is who signs in.
@@ -90,6 +95,13 @@ func (iss *testIssuer) forgeWith(other *testIssuer) {
 	iss.forger = other
 }
 
+// showLoginPage sets whether the authorization endpoint answers a page.
+func (iss *testIssuer) showLoginPage(on bool) {
+	iss.mu.Lock()
+	defer iss.mu.Unlock()
+	iss.loginPage = on
+}
+
 func (iss *testIssuer) redeemedWithPKCE() int {
 	iss.mu.Lock()
 	defer iss.mu.Unlock()
@@ -121,6 +133,7 @@ func (iss *testIssuer) authorize(w http.ResponseWriter, r *http.Request) {
 	code := rand.Text()
 	iss.mu.Lock()
 	iss.codes[code] = grant{user: iss.user, nonce: q.Get("nonce"), challenge: q.Get("code_challenge"), redirect: q.Get("redirect_uri")}
+	page := iss.loginPage
 	iss.mu.Unlock()
 	back, err := url.Parse(q.Get("redirect_uri"))
 	if err != nil {
@@ -131,6 +144,11 @@ func (iss *testIssuer) authorize(w http.ResponseWriter, r *http.Request) {
 	v.Set("code", code)
 	v.Set("state", q.Get("state"))
 	back.RawQuery = v.Encode()
+	if page {
+		w.Header().Set("Content-Type", "text/html; charset=utf-8")
+		_ = loginPage.Execute(w, back.String())
+		return
+	}
 	http.Redirect(w, r, back.String(), http.StatusFound)
 }
 
@@ -169,6 +187,9 @@ func (iss *testIssuer) token(w http.ResponseWriter, r *http.Request) {
 	_ = json.NewEncoder(w).Encode(map[string]any{"access_token": rand.Text(), "token_type": "Bearer", "expires_in": 3600,
 		"id_token": signer.idToken(g.user, g.nonce)})
 }
+
+var loginPage = template.Must(template.New("login").Parse(
+	`<!DOCTYPE html><html><body><h1>Test issuer</h1><a id="approve" href="{{.}}">Continue to the console</a></body></html>`))
 
 func tokenError(w http.ResponseWriter, code string) {
 	w.Header().Set("Content-Type", "application/json")

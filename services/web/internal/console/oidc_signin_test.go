@@ -16,6 +16,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/chromedp/chromedp"
 	authenticationv1 "k8s.io/api/authentication/v1"
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
@@ -151,11 +152,15 @@ func TestOIDCSignIn_ReadsAsThePersonTheIssuerSignedIn(t *testing.T) {
 	var handler http.Handler
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { handler.ServeHTTP(w, r) }))
 	t.Cleanup(srv.Close)
+	// The console is localhost, the issuer 127.0.0.1: two sites, as in a
+	// real installation, so the browser treats the issuer's answer as a
+	// navigation from another site.
+	console := strings.Replace(srv.URL, "127.0.0.1", "localhost", 1)
 	c := newConsole(t, ocp, &OIDCOptions{IssuerURL: iss.URL, ClientID: oidcClientID, ClientSecret: "console-s3cret",
-		RedirectURL: srv.URL + OIDCCallbackPath, CAFile: iss.CAFile, Scopes: []string{"openid", "email", "groups"}, Name: "Test IdP"})
+		RedirectURL: console + OIDCCallbackPath, CAFile: iss.CAFile, Scopes: []string{"openid", "email", "groups"}, Name: "Test IdP"})
 	handler = c.Handler()
 
-	if status, body, _ := get(t, browserClient(t, true), srv.URL+"/sign-in"); status != http.StatusOK ||
+	if status, body, _ := get(t, browserClient(t, true), console+"/sign-in"); status != http.StatusOK ||
 		!strings.Contains(body, `<a id="oidc" class="button" href="/sign-in/oidc">Sign in with Test IdP</a>`) {
 		t.Fatalf("the sign-in page has no Sign in with Test IdP button: %d\n%s", status, body)
 	}
@@ -177,7 +182,7 @@ func TestOIDCSignIn_ReadsAsThePersonTheIssuerSignedIn(t *testing.T) {
 				iss.signInAs(tt.user)
 				before := iss.redeemedWithPKCE()
 				b := browserClient(t, true, iss)
-				status, body, at := get(t, b, srv.URL+oidcStartPath)
+				status, body, at := get(t, b, console+oidcStartPath)
 				user := "oidc:" + tt.user.Email
 				if status != http.StatusOK || at.Path != OIDCCallbackPath || !strings.Contains(body, `<span id="user">`+user+`</span>`) {
 					t.Fatalf("signing in ended on %s with %d:\n%s", at, status, body)
@@ -191,7 +196,7 @@ func TestOIDCSignIn_ReadsAsThePersonTheIssuerSignedIn(t *testing.T) {
 					}
 				}
 				for ns, want := range tt.reads {
-					status, body, _ := get(t, b, srv.URL+"/applications?namespace="+ns)
+					status, body, _ := get(t, b, console+"/applications?namespace="+ns)
 					if status != want {
 						t.Errorf("Applications in %s: %d, want %d:\n%s", ns, status, want, body)
 					}
@@ -207,19 +212,50 @@ func TestOIDCSignIn_ReadsAsThePersonTheIssuerSignedIn(t *testing.T) {
 	})
 
 	iss.signInAs(idClaims{Email: "alice@example.com", Groups: []string{"payments-team"}})
+	t.Run("in chromium", func(t *testing.T) {
+		// The issuer's certificate is its own CA, which chromium does not
+		// know; certificate checks are the console's and the API server's,
+		// tested above.
+		ctx := browser(t, chromedp.Flag("ignore-certificate-errors", true))
+		iss.showLoginPage(true)
+		defer iss.showLoginPage(false)
+		signIn, cancel := context.WithTimeout(ctx, 30*time.Second)
+		defer cancel()
+		must(t, chromedp.Do(signIn,
+			chromedp.Navigate(console+"/sign-in"),
+			chromedp.Click(chromedp.ID("oidc")),
+			chromedp.Click(chromedp.ID("approve")),
+			// The way back is a navigation the issuer's page (another site)
+			// starts: the flow cookie must be SameSite=Lax, and the Strict
+			// session cookie is sent from the signed-in page's refresh on,
+			// so the all-namespaces list is refused rather than asking to
+			// sign in.
+			chromedp.WaitVisible(chromedp.ID("refused")),
+		))
+		s, err := chromedp.Run(ctx, chromedp.Text(chromedp.ID("user")))
+		must(t, err)
+		if s != "oidc:alice@example.com" {
+			t.Errorf("signed in as %q", s)
+		}
+		must(t, chromedp.Do(ctx, chromedp.Navigate(console+"/applications?namespace=payments"), chromedp.WaitVisible(chromedp.ID("applications"))))
+		if s, err := chromedp.Run(ctx, chromedp.Text(chromedp.ID("applications"))); err != nil || !strings.Contains(s, "payments-api") {
+			t.Errorf("the Applications of payments: %q, %v", s, err)
+		}
+		screenshot(t, ctx, filepath.Join(t.TempDir(), "oidc-applications.png"))
+	})
 	refused := func(t *testing.T, b *http.Client, u string, status int, says string) {
 		t.Helper()
 		got, body, _ := get(t, b, u)
 		if got != status || !strings.Contains(body, says) {
 			t.Errorf("GET %s: %d, want %d saying %q:\n%s", u, got, status, says, body)
 		}
-		if got, _, at := get(t, b, srv.URL+"/applications?namespace=payments"); got != http.StatusOK || at.Path != "/sign-in" {
+		if got, _, at := get(t, b, console+"/applications?namespace=payments"); got != http.StatusOK || at.Path != "/sign-in" {
 			t.Errorf("after a refused sign-in, /applications ended on %s with %d: signed in", at, got)
 		}
 	}
 	t.Run("state differs", func(t *testing.T) {
 		b := browserClient(t, false, iss)
-		back := callbackURL(t, b, srv.URL)
+		back := callbackURL(t, b, console)
 		q := back.Query()
 		q.Set("state", "forged-"+q.Get("state"))
 		back.RawQuery = q.Encode()
@@ -227,11 +263,11 @@ func TestOIDCSignIn_ReadsAsThePersonTheIssuerSignedIn(t *testing.T) {
 		refused(t, b, back.String(), http.StatusForbidden, "state differs")
 	})
 	t.Run("no flow cookie, so no PKCE verifier", func(t *testing.T) {
-		back := callbackURL(t, browserClient(t, false, iss), srv.URL)
+		back := callbackURL(t, browserClient(t, false, iss), console)
 		refused(t, browserClient(t, true, iss), back.String(), http.StatusForbidden, "did not start in this browser")
 		// Nor does the issuer redeem the code without the verifier.
 		resp, err := browserClient(t, false, iss).PostForm(iss.URL+"/token", url.Values{"grant_type": {"authorization_code"},
-			"code": {back.Query().Get("code")}, "redirect_uri": {srv.URL + OIDCCallbackPath},
+			"code": {back.Query().Get("code")}, "redirect_uri": {console + OIDCCallbackPath},
 			"client_id": {oidcClientID}, "client_secret": {"console-s3cret"}})
 		must(t, err)
 		resp.Body.Close()
@@ -242,15 +278,15 @@ func TestOIDCSignIn_ReadsAsThePersonTheIssuerSignedIn(t *testing.T) {
 	t.Run("ID token from another issuer", func(t *testing.T) {
 		iss.forgeWith(other)
 		defer iss.forgeWith(nil)
-		refused(t, browserClient(t, true, iss), srv.URL+oidcStartPath, http.StatusUnauthorized, "The ID token is not one Test IdP issued for this console")
+		refused(t, browserClient(t, true, iss), console+oidcStartPath, http.StatusUnauthorized, "The ID token is not one Test IdP issued for this console")
 		// Pasted as a token, the API server refuses it.
 		b := browserClient(t, true, iss)
-		_, form, _ := get(t, b, srv.URL+"/sign-in")
+		_, form, _ := get(t, b, console+"/sign-in")
 		m := csrfField.FindStringSubmatch(form)
 		if m == nil {
 			t.Fatalf("no CSRF field:\n%s", form)
 		}
-		resp, err := b.PostForm(srv.URL+"/sign-in", url.Values{"csrf": {m[1]}, "token": {other.idToken(idClaims{Email: "alice@example.com"}, "")}})
+		resp, err := b.PostForm(console+"/sign-in", url.Values{"csrf": {m[1]}, "token": {other.idToken(idClaims{Email: "alice@example.com"}, "")}})
 		must(t, err)
 		body, err := io.ReadAll(resp.Body)
 		must(t, err)
