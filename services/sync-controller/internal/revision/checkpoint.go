@@ -12,8 +12,8 @@ import (
 
 // record writes the owned parts of both statuses that changed since they
 // were read or last written, then emits the Events they explain. The
-// reconcile loop records after every phase, so a restarted controller
-// resumes from status.
+// reconcile loop records at the end of every pass and at checkpoints, so a
+// restarted controller resumes from status.
 func (r *Reconciler) record(ctx context.Context, ro *rollout) error {
 	ro.summarize()
 	if ro.rev != nil {

@@ -66,7 +66,7 @@ func (r *Reconciler) applyWaves(ctx context.Context, ro *rollout) (step, error) 
 			return halt, err
 		}
 		if !ready {
-			return waitFor(pollInterval), nil
+			return r.awaitHealth(ro, g.Objects), nil
 		}
 		ws.State = syncv1.WaveHealthy
 	}

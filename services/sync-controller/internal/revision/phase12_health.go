@@ -6,6 +6,7 @@ import (
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/types"
 
 	syncv1 "github.com/kuvryn/kuvryn-sync/apis/v1alpha1"
 	"github.com/kuvryn/kuvryn-sync/services/sync-controller/internal/health"
@@ -42,7 +43,7 @@ func (r *Reconciler) completeRollout(ctx context.Context, ro *rollout) (step, er
 	default:
 		ro.setRevCondition(syncv1.ConditionRolloutComplete, metav1.ConditionFalse, syncv1.ReasonProgressing,
 			fmt.Sprintf("attempt %d: waiting for %s", ro.rev.Status.Attempt, culprit))
-		return waitFor(pollInterval), nil
+		return r.awaitHealth(ro, ds.WaveObjects()), nil
 	}
 	st := &ro.rev.Status
 	st.Phase = syncv1.PhaseHealthy
@@ -125,4 +126,21 @@ func (r *Reconciler) healthOf(ctx context.Context, ro *rollout, objs []*unstruct
 		}
 	}
 	return worst, culprit, nil
+}
+
+// awaitHealth waits for objs to become Healthy: their watch events wake the
+// Application, with healthFallback as a backstop, or, while any of their
+// kinds is not watched, it looks again after pollInterval.
+func (r *Reconciler) awaitHealth(ro *rollout, objs []*unstructured.Unstructured) step {
+	if r.watches == nil {
+		return waitFor(pollInterval)
+	}
+	ro.awaitingHealth = true
+	r.watches.awaitHealth(types.NamespacedName{Namespace: ro.app.Namespace, Name: ro.app.Name}, true)
+	for _, obj := range objs {
+		if !r.watches.watched(obj.GroupVersionKind().GroupKind()) {
+			return waitFor(pollInterval)
+		}
+	}
+	return waitFor(healthFallback)
 }

@@ -45,6 +45,9 @@ type driftWatches struct {
 	byObject map[objectID]map[types.NamespacedName]bool
 	// byApplication are the objects last recorded for an Application.
 	byApplication map[types.NamespacedName][]objectID
+	// awaiting are the Applications waiting for their objects' health, woken
+	// by any change to those objects, status included.
+	awaiting map[types.NamespacedName]bool
 }
 
 func newDriftWatches(c controller.Controller, ca cache.Cache, recheck time.Duration) *driftWatches {
@@ -56,7 +59,39 @@ func newDriftWatches(c controller.Controller, ca cache.Cache, recheck time.Durat
 		watching:      make(map[schema.GroupKind]bool),
 		byObject:      make(map[objectID]map[types.NamespacedName]bool),
 		byApplication: make(map[types.NamespacedName][]objectID),
+		awaiting:      make(map[types.NamespacedName]bool),
 	}
+}
+
+// awaitHealth marks app as waiting, or no longer waiting, for the health of
+// its objects.
+func (w *driftWatches) awaitHealth(app types.NamespacedName, waiting bool) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if waiting {
+		w.awaiting[app] = true
+	} else {
+		delete(w.awaiting, app)
+	}
+}
+
+// awaited reports whether an Application that applied id waits for its health.
+func (w *driftWatches) awaited(id objectID) bool {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	for app := range w.byObject[id] {
+		if w.awaiting[app] {
+			return true
+		}
+	}
+	return false
+}
+
+// watched reports whether gk has a watch.
+func (w *driftWatches) watched(gk schema.GroupKind) bool {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.watching[gk]
 }
 
 // track records the objects an Application applied, replacing what was
@@ -205,7 +240,8 @@ func (w *driftWatches) watch(gvk schema.GroupVersionKind) error {
 	route := func(_ context.Context, o client.Object) []reconcile.Request {
 		return w.applicationsOf(objectID{Group: gvk.Group, Kind: gvk.Kind, Namespace: o.GetNamespace(), Name: o.GetName()})
 	}
-	src := source.Kind(w.cache, client.Object(obj), handler.EnqueueRequestsFromMapFunc(route), changedByUser())
+	src := source.Kind(w.cache, client.Object(obj), handler.EnqueueRequestsFromMapFunc(route),
+		predicate.Or[client.Object](changedByUser(), w.healthChanged(gvk)))
 	if err := w.controller.Watch(src); err != nil {
 		w.mu.Lock()
 		delete(w.watching, gvk.GroupKind())
@@ -213,6 +249,20 @@ func (w *driftWatches) watch(gvk schema.GroupVersionKind) error {
 		return fmt.Errorf("watching %s for drift: %w", gvk.GroupKind(), err)
 	}
 	return nil
+}
+
+// healthChanged lets through any update, status included, of an object of
+// kind gvk whose Application waits for its health.
+func (w *driftWatches) healthChanged(gvk schema.GroupVersionKind) predicate.Predicate {
+	return predicate.Funcs{
+		CreateFunc: func(event.CreateEvent) bool { return false },
+		UpdateFunc: func(e event.UpdateEvent) bool {
+			o := e.ObjectNew
+			return w.awaited(objectID{Group: gvk.Group, Kind: gvk.Kind, Namespace: o.GetNamespace(), Name: o.GetName()})
+		},
+		DeleteFunc:  func(event.DeleteEvent) bool { return false },
+		GenericFunc: func(event.GenericEvent) bool { return false },
+	}
 }
 
 // changedByUser lets through deletions and changes of what is applied:

@@ -7,8 +7,9 @@
 // Reconcile builds a rollout (rollout.go) and runs the phases listed in
 // phases, in order. Phase NN of the lifecycle lives in phaseNN_<name>.go,
 // so the file list reads as the lifecycle; 13, after assessing health, is
-// diagnosis's. Status is recorded after every phase and at the checkpoints
-// (checkpoint.go); a Revision fails only through rollout.fail (failure.go).
+// diagnosis's. Status is recorded at the end of each pass, after durable
+// phases and at the checkpoints (checkpoint.go); a Revision fails only
+// through rollout.fail (failure.go).
 package revision
 
 import (
@@ -42,6 +43,11 @@ import (
 const (
 	// pollInterval is how soon a rollout waiting for hooks or health looks again.
 	pollInterval = 2 * time.Second
+	// healthFallback is how soon a rollout waiting for the health of objects
+	// whose kinds are all watched looks again anyway: their changes wake it
+	// at once, and polling every pollInterval as well was most of the API
+	// requests of a large rollout (docs/benchmarks.md).
+	healthFallback = 10 * time.Second
 	// shortPoll is how soon a rollout looks again after a step that settles
 	// at once: deleting the previous attempt's hooks, or planning a drift
 	// correction.
@@ -202,7 +208,7 @@ func (r *Reconciler) phases() []phase {
 		{name: "resolveServiceAccount", run: r.resolveServiceAccount},
 		{name: "plan", run: r.plan},
 		{name: "awaitApproval", run: r.awaitApproval},
-		{name: "startRollout", run: r.startRollout},
+		{name: "startRollout", run: r.startRollout, durable: true},
 		{name: "preSyncHooks", run: r.runHooks(hook.PreSync)},
 		{name: "applyWaves", run: r.applyWaves},
 		{name: "prune", run: r.prune},
@@ -237,9 +243,13 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (result ct
 	return r.run(ctx, ro)
 }
 
-// run runs the phases over ro and records status after each one, so that
-// every step is recorded before the next begins. An error ends the pass at
-// once; the controller retries it with backoff.
+// run runs the phases over ro and records status once at the end of the
+// pass, after a durable phase, when a phase fails, and at the checkpoints
+// the phases take before steps a restarted controller must know about.
+// Every other phase is safe to run again from the previous record, so
+// writing after each of them only cost the API server: a status write per
+// phase was most of a rollout's load (docs/benchmarks.md). An error ends the
+// pass at once; the controller retries it with backoff.
 func (r *Reconciler) run(ctx context.Context, ro *rollout) (ctrl.Result, error) {
 	var stopped *step
 	for _, p := range r.phases() {
@@ -247,8 +257,10 @@ func (r *Reconciler) run(ctx context.Context, ro *rollout) (ctrl.Result, error) 
 			continue
 		}
 		s, err := p.run(ctx, ro)
-		if recErr := r.record(ctx, ro); recErr != nil {
-			return ctrl.Result{}, errors.Join(err, recErr)
+		if p.durable || err != nil {
+			if recErr := r.record(ctx, ro); recErr != nil {
+				return ctrl.Result{}, errors.Join(err, recErr)
+			}
 		}
 		if err != nil {
 			return ctrl.Result{}, fmt.Errorf("%s: %w", p.name, err)
@@ -256,6 +268,12 @@ func (r *Reconciler) run(ctx context.Context, ro *rollout) (ctrl.Result, error) 
 		if stopped == nil && !s.next {
 			stopped = &s
 		}
+	}
+	if err := r.record(ctx, ro); err != nil {
+		return ctrl.Result{}, err
+	}
+	if !ro.awaitingHealth && r.watches != nil {
+		r.watches.awaitHealth(types.NamespacedName{Namespace: ro.app.Namespace, Name: ro.app.Name}, false)
 	}
 	if stopped != nil {
 		return ctrl.Result{RequeueAfter: stopped.requeueAfter}, nil

@@ -23,6 +23,9 @@ const defaultHistoryLimit = 10
 // statuses in place; record writes the parts the sync-controller owns.
 type rollout struct {
 	app *syncv1.Application
+	// awaitingHealth is set by a pass that waits for applied objects to
+	// become Healthy: their watch events then wake the Application.
+	awaitingHealth bool
 	// rev is the desired Revision, nil when there is none yet.
 	rev *syncv1.Revision
 
@@ -207,4 +210,7 @@ type phase struct {
 	// always runs the phase even after an earlier one stopped the pass: it
 	// tidies around the Application instead of moving its rollout on.
 	always bool
+	// durable records status as soon as the phase has run, so that what it
+	// began (a new attempt) is on record before any later phase acts on it.
+	durable bool
 }

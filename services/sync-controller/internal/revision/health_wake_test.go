@@ -1,0 +1,50 @@
+package revision
+
+import (
+	"testing"
+	"time"
+
+	appsv1 "k8s.io/api/apps/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"sigs.k8s.io/controller-runtime/pkg/event"
+)
+
+// While an Application waits for the health of what it applied, every change
+// to those objects, status included, wakes it; otherwise status changes do
+// not, and other Applications' objects never do.
+func TestHealthChanged_WakesOnlyApplicationsWaitingForTheirObjects(t *testing.T) {
+	gvk := appsv1.SchemeGroupVersion.WithKind("Deployment")
+	shop := types.NamespacedName{Namespace: "shop", Name: "web"}
+	deployment := func(name string, observed int64) *appsv1.Deployment {
+		return &appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{Namespace: "shop", Name: name, Generation: 1},
+			Status: appsv1.DeploymentStatus{ObservedGeneration: observed}}
+	}
+	statusUpdate := func(name string) event.UpdateEvent {
+		return event.UpdateEvent{ObjectOld: deployment(name, 0), ObjectNew: deployment(name, 1)}
+	}
+	for _, tc := range []struct {
+		name    string
+		waiting bool
+		object  string
+		want    bool
+	}{
+		{name: "its Deployment observed while it waits", waiting: true, object: "web", want: true},
+		{name: "its Deployment observed once it no longer waits", waiting: false, object: "web", want: false},
+		{name: "a Deployment it did not apply", waiting: true, object: "api", want: false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			w := newDriftWatches(nil, nil, time.Minute)
+			w.track(shop, []objectID{{Group: "apps", Kind: "Deployment", Namespace: "shop", Name: "web"}})
+			w.awaitHealth(shop, true)
+			w.awaitHealth(shop, tc.waiting)
+			p := w.healthChanged(gvk)
+			if got := p.Update(statusUpdate(tc.object)); got != tc.want {
+				t.Errorf("Update = %v, want %v", got, tc.want)
+			}
+			if p.Create(event.CreateEvent{Object: deployment(tc.object, 0)}) {
+				t.Error("the initial list must not wake an Application")
+			}
+		})
+	}
+}
