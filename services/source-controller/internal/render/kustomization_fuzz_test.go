@@ -34,22 +34,41 @@ var kustomizationFields = []string{
 // firstGeneratorField is the index of the first generator file source.
 const firstGeneratorField = 10
 
+// pluginField is the index of the inline plugin configuration, whose paths
+// Kustomize resolves against whichever kustomization loads it: the repository
+// file system refuses those that leave the repository, not this check.
+const pluginField = 12
+
 // remoteShapes are the forms in which Kustomize fetches or clones a
 // reference itself: a URL with a scheme, git's user@host:path, and the
 // github.com shorthand, each with or without the "git::" prefix.
 var remoteShapes = regexp.MustCompile(`^(?:git::)?(?:[a-z][a-z0-9+.-]*://|github\.com[/:]|[a-z][a-z0-9-]*@)`)
 
+// plainPath is the shape of a reference that is a file system path.
+var plainPath = regexp.MustCompile(`^[a-z0-9_./-]*$`)
+
+// inGenerator is the path a reference in field i names: generator file
+// sources drop their "key=".
+func inGenerator(i int, ref string) string {
+	if _, p, ok := strings.Cut(ref, "="); ok && i >= firstGeneratorField {
+		return p
+	}
+	return ref
+}
+
 // FuzzCheckKustomization puts an arbitrary reference in every field of a
 // kustomization that names something to load, and also checks arbitrary
 // kustomization files. A reference in a remote shape is refused as a
 // ValidationFailure naming the file, before Kustomize sees it; a plain
-// repository path is accepted; whatever the file, a refusal is a
+// path is accepted inside the repository and refused when absolute or
+// climbing above it; whatever the file, a refusal is a
 // ValidationFailure naming the file.
 func FuzzCheckKustomization(f *testing.F) {
 	for _, ref := range []string{
 		"base", "../base", "https://example.com/k.yaml", "HTTPS://EXAMPLE.COM/x", "git::https://github.com/a/b//c?ref=v1",
 		"github.com/org/repo/dir", "git@github.com:org/repo.git", "ssh://git@host/repo", " http://x ", "key=https://x/y",
 		"git::git@host:repo", "file:///etc/passwd", "s3::https://bucket/x", "a@b", "user@host:path",
+		"/etc/passwd", "../../etc", "a/../../b", "key=../../x",
 	} {
 		f.Add(uint8(0), ref, []byte(nil))
 	}
@@ -83,7 +102,10 @@ func FuzzCheckKustomization(f *testing.F) {
 		switch {
 		case remote && err == nil:
 			t.Fatalf("remote reference %q accepted in %q", ref, data)
-		case regexp.MustCompile(`^[a-z0-9_./-]*$`).MatchString(s) && !strings.Contains(s, "github.com") && err != nil:
+		case !plainPath.MatchString(s) || strings.Contains(s, "github.com"):
+		case i != pluginField && leavesRepository(file, inGenerator(i, ref)) && err == nil:
+			t.Fatalf("path %q outside the repository accepted in %q", ref, data)
+		case !leavesRepository(file, inGenerator(i, ref)) && err != nil:
 			t.Fatalf("repository path %q refused in %q: %v", ref, data, err)
 		}
 	})

@@ -162,7 +162,24 @@ func checkKustomization(file string, data []byte) *Error {
 			return validationFailure(file, "%s entry %q is a remote reference; only files in the repository are rendered", r.field, r.value)
 		}
 	}
+	// Refused here rather than when Kustomize opens the path, so the message
+	// names the kustomization and the entry as written.
+	for _, r := range refs {
+		if leavesRepository(file, r.value) {
+			return validationFailure(file, "%s entry %q: path is outside the repository", r.field, r.value)
+		}
+	}
 	return nil
+}
+
+// leavesRepository says whether ref, a path in the kustomization file, is
+// absolute or climbs above the repository.
+func leavesRepository(file, ref string) bool {
+	if path.IsAbs(ref) {
+		return true
+	}
+	p := path.Join(path.Dir(file), ref)
+	return p == ".." || strings.HasPrefix(p, "../")
 }
 
 // sourcePaths drops the optional "key=" of generator file sources.
