@@ -223,3 +223,86 @@ func TestHostileGitTree_EveryApplicationIsRefusedAndNothingRenders(t *testing.T)
 	}
 	t.Logf("hostile Git tree: %d inputs tried, %d refused", len(cases), refused)
 }
+
+// TestHostileGitTree_RepositoryWideRefusalsCreateNoApplication covers what
+// is refused for the whole Repository, before any Application renders: a
+// tree too deep to check out and .ksync.yaml files that name what lies
+// outside the repository.
+func TestHostileGitTree_RepositoryWideRefusalsCreateNoApplication(t *testing.T) {
+	declares := func(path string) string {
+		return "applications:\n- metadata: {name: aaa}\n  spec: {source: {path: apps}}\n- metadata: {name: zzz}\n  spec: {source: {path: " + path + "}}\n"
+	}
+	apps := testgit.File("apps/settings.yaml", strings.Replace(configMap, "%s", "blue", 1))
+	cases := []struct {
+		name    string
+		changes []testgit.Change
+		wants   []string
+	}{
+		{
+			name:    "tree nested deeper than a checkout goes",
+			changes: []testgit.Change{apps, testgit.File(strings.Repeat("d/", 300)+"cm.yaml", configMap)},
+			wants:   []string{"nested deeper than 256 directories"},
+		},
+		{
+			name:    ".ksync.yaml naming a path climbing out",
+			changes: []testgit.Change{apps, testgit.File(".ksync.yaml", declares("../outside"))},
+			wants:   []string{".ksync.yaml", "zzz", "must not contain '..'"},
+		},
+		{
+			name:    ".ksync.yaml naming an absolute path",
+			changes: []testgit.Change{apps, testgit.File(".ksync.yaml", declares("/etc"))},
+			wants:   []string{".ksync.yaml", "zzz", "must be a relative path"},
+		},
+		{
+			name:    ".ksync.yaml is a symlink out of the repository",
+			changes: []testgit.Change{apps, testgit.Symlink(".ksync.yaml", "/etc/passwd")},
+			wants:   []string{".ksync.yaml"},
+		},
+		{
+			name:    ".ksync.yaml over its size bound",
+			changes: []testgit.Change{apps, testgit.File(".ksync.yaml", declares("apps")+strings.Repeat("#\n", 1<<19+1))},
+			wants:   []string{".ksync.yaml: larger than 1048576 bytes"},
+		},
+	}
+	var refused int
+	for i, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			// A namespace each: a half-applied discovery must not hide
+			// behind a name clash with the case before.
+			ns := newNamespace(t)
+			name := fmt.Sprintf("tree-%d", i)
+			gitRepo, err := git.CreateRepo(ns + "/" + name)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if _, err := gitRepo.Apply(testgit.DefaultBranch, tc.name, tc.changes...); err != nil {
+				t.Fatal(err)
+			}
+			repo := &syncv1.Repository{
+				ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns},
+				Spec:       syncv1.RepositorySpec{Git: syncv1.GitSource{URL: gitRepo.URL(), Revision: testgit.DefaultBranch}},
+			}
+			if err := k8s.Create(t.Context(), repo); err != nil {
+				t.Fatal(err)
+			}
+			var ready *metav1.Condition
+			eventually(t, "Ready=False on "+name, func() bool {
+				ready = meta.FindStatusCondition(get(t, &syncv1.Repository{}, ns, name).Status.Conditions, syncv1.ConditionReady)
+				return ready != nil && ready.Status == metav1.ConditionFalse
+			})
+			if ready.Reason != syncv1.ReasonDiscoveryFailed {
+				t.Fatalf("Ready reason %s: %s; want %s", ready.Reason, ready.Message, syncv1.ReasonDiscoveryFailed)
+			}
+			checkMessage(t, ready.Message, tc.wants...)
+			var list syncv1.ApplicationList
+			if err := k8s.List(t.Context(), &list, client.InNamespace(ns)); err != nil {
+				t.Fatal(err)
+			}
+			if len(list.Items) != 0 {
+				t.Fatalf("Application %s discovered from a refused Repository", list.Items[0].Name)
+			}
+			refused++
+		})
+	}
+	t.Logf("hostile repository trees: %d inputs tried, %d refused", len(cases), refused)
+}

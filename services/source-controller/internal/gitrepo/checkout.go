@@ -130,7 +130,8 @@ type treeWriter struct {
 
 func (w *treeWriter) write(tree *object.Tree, dir string, depth int) error {
 	if depth > maxTreeDepth {
-		return fmt.Errorf("tree path %q is nested deeper than %d directories", dir, maxTreeDepth)
+		// The reason first: a message bound may cut the long path short.
+		return fmt.Errorf("tree is nested deeper than %d directories at tree path %q", maxTreeDepth, dir)
 	}
 	for _, entry := range tree.Entries {
 		if err := w.ctx.Err(); err != nil {
@@ -140,24 +141,34 @@ func (w *treeWriter) write(tree *object.Tree, dir string, depth int) error {
 		if err := validEntryName(entry.Name); err != nil {
 			return fmt.Errorf("tree path %q: %w", name, err)
 		}
-		if err := w.writeEntry(entry, name, depth); err != nil {
+		if entry.Mode == filemode.Dir {
+			// Not wrapped: the error from below names its own full path,
+			// and wrapping at every level would repeat each parent.
+			if err := w.writeDir(entry, name, depth); err != nil {
+				return err
+			}
+			continue
+		}
+		if err := w.writeEntry(entry, name); err != nil {
 			return fmt.Errorf("tree path %q: %w", name, err)
 		}
 	}
 	return nil
 }
 
-func (w *treeWriter) writeEntry(entry object.TreeEntry, name string, depth int) error {
+func (w *treeWriter) writeDir(entry object.TreeEntry, name string, depth int) error {
+	if err := w.root.Mkdir(name, 0o755); err != nil {
+		return fmt.Errorf("tree path %q: %w", name, err)
+	}
+	sub, err := object.GetTree(w.storer, entry.Hash)
+	if err != nil {
+		return fmt.Errorf("tree path %q: reading tree %s: %w", name, entry.Hash, err)
+	}
+	return w.write(sub, name, depth+1)
+}
+
+func (w *treeWriter) writeEntry(entry object.TreeEntry, name string) error {
 	switch entry.Mode {
-	case filemode.Dir:
-		if err := w.root.Mkdir(name, 0o755); err != nil {
-			return err
-		}
-		sub, err := object.GetTree(w.storer, entry.Hash)
-		if err != nil {
-			return fmt.Errorf("reading tree %s: %w", entry.Hash, err)
-		}
-		return w.write(sub, name, depth+1)
 	case filemode.Submodule:
 		return w.root.Mkdir(name, 0o755)
 	case filemode.Regular:

@@ -47,12 +47,18 @@ func (r *Reconciler) discover(ctx context.Context, repo *syncv1.Repository, comm
 	if err != nil {
 		return 0, err
 	}
+	// A server-side dry run of every Application first: one the API server
+	// refuses then leaves all of them as they were, never some applied.
+	for _, dryRun := range []bool{true, false} {
+		for _, a := range apps {
+			if err := r.applyApplication(ctx, repo, a, dryRun); err != nil {
+				return 0, err
+			}
+		}
+	}
 	declared := map[string]bool{}
 	for _, a := range apps {
 		declared[a.Name] = true
-		if err := r.applyApplication(ctx, repo, a); err != nil {
-			return 0, err
-		}
 	}
 	return int32(len(apps)), r.pruneApplications(ctx, repo, declared)
 }
@@ -91,7 +97,7 @@ func readConfigs(dir string, paths []string) (map[string][]byte, error) {
 // as kuvryn-source, controlled by the Repository so that deleting the
 // Repository deletes it. An Application of the same name that this
 // Repository did not discover is left alone and reported.
-func (r *Reconciler) applyApplication(ctx context.Context, repo *syncv1.Repository, a discovery.Application) error {
+func (r *Reconciler) applyApplication(ctx context.Context, repo *syncv1.Repository, a discovery.Application, dryRun bool) error {
 	existing := &syncv1.Application{}
 	err := r.Client.Get(ctx, client.ObjectKey{Namespace: repo.Namespace, Name: a.Name}, existing)
 	switch {
@@ -116,8 +122,11 @@ func (r *Reconciler) applyApplication(ctx context.Context, repo *syncv1.Reposito
 	u := &unstructured.Unstructured{Object: obj}
 	unstructured.RemoveNestedField(u.Object, "status")
 	unstructured.RemoveNestedField(u.Object, "metadata", "creationTimestamp")
-	if err := r.Client.Apply(ctx, client.ApplyConfigurationFromUnstructured(u),
-		client.FieldOwner(syncv1.FieldManagerSource), client.ForceOwnership); err != nil {
+	opts := []client.ApplyOption{client.FieldOwner(syncv1.FieldManagerSource), client.ForceOwnership}
+	if dryRun {
+		opts = append(opts, client.DryRunAll)
+	}
+	if err := r.Client.Apply(ctx, client.ApplyConfigurationFromUnstructured(u), opts...); err != nil {
 		return fmt.Errorf("%s: Application %q: %w", a.File, a.Name, err)
 	}
 	return nil
