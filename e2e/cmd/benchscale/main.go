@@ -617,12 +617,15 @@ func appFiles(n, v int) map[string]string {
 	return files
 }
 
+// appDocuments are the objects of app i at version v. The Service is
+// headless: the test control plane's Service range holds fewer cluster IPs
+// than the 2N Services of a run at N = 1000.
 func appDocuments(i, v int) []string {
 	name := appName(i)
 	return []string{
 		"apiVersion: v1\nkind: ServiceAccount\nmetadata: {name: " + name + "}\n",
 		configMap(i, v),
-		"apiVersion: v1\nkind: Service\nmetadata: {name: " + name + "}\nspec:\n  selector: {app: " + name + "}\n  ports: [{port: 80, targetPort: 8080}]\n",
+		"apiVersion: v1\nkind: Service\nmetadata: {name: " + name + "}\nspec:\n  clusterIP: None\n  selector: {app: " + name + "}\n  ports: [{port: 80, targetPort: 8080}]\n",
 		"apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: " + name + "}\nspec:\n  replicas: 0\n  selector: {matchLabels: {app: " + name + "}}\n" +
 			"  template:\n    metadata: {labels: {app: " + name + "}}\n    spec:\n      serviceAccountName: " + name +
 			"\n      containers: [{name: app, image: \"registry.invalid/app:" + strconv.Itoa(min(v, 2)) + "\"}]\n",
