@@ -18,6 +18,7 @@ import (
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/certwatcher"
 	"sigs.k8s.io/controller-runtime/pkg/healthz"
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
@@ -128,10 +129,14 @@ func NewWithOptions(svc Service, o Options, cfg *rest.Config) (ctrl.Manager, err
 		leaderElectionID = InstallName(svc.Name)
 	}
 	mgr, err := ctrl.NewManager(cfg, ctrl.Options{
-		Scheme:                  Scheme(),
-		Metrics:                 metricsOpts,
-		WebhookServer:           webhook.NewServer(webhookOpts),
-		HealthProbeBindAddress:  o.HealthProbeBindAddress,
+		Scheme:                 Scheme(),
+		Metrics:                metricsOpts,
+		WebhookServer:          webhook.NewServer(webhookOpts),
+		HealthProbeBindAddress: o.HealthProbeBindAddress,
+		PprofBindAddress:       o.PprofBindAddress,
+		// Objects are cached without their managedFields' field sets: no
+		// reader needs them, and they were most of a cached object's size.
+		Cache:                   cache.Options{DefaultTransform: TrimManagedFields},
 		LeaderElection:          o.LeaderElect,
 		LeaderElectionID:        leaderElectionID,
 		LeaderElectionNamespace: o.LeaderElectionNamespace,

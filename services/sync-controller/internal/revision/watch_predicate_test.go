@@ -9,6 +9,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/event"
 
 	syncv1 "github.com/kuvryn/kuvryn-sync/apis/v1alpha1"
+	"github.com/kuvryn/kuvryn-sync/pkg/manager"
 )
 
 func TestChangedByUser_LetsThroughOthersChangesButNotTheControllersOwn(t *testing.T) {
@@ -48,6 +49,10 @@ func TestChangedByUser_LetsThroughOthersChangesButNotTheControllersOwn(t *testin
 			if got := changedByUser().Update(event.UpdateEvent{ObjectOld: tc.before, ObjectNew: tc.after}); got != tc.want {
 				t.Errorf("Update = %v, want %v", got, tc.want)
 			}
+			// The cache keeps objects without their field sets.
+			if got := changedByUser().Update(event.UpdateEvent{ObjectOld: trimmed(t, tc.before), ObjectNew: trimmed(t, tc.after)}); got != tc.want {
+				t.Errorf("Update as cached = %v, want %v", got, tc.want)
+			}
 		})
 	}
 	if !changedByUser().Delete(event.DeleteEvent{Object: configMap("a", ours)}) {
@@ -56,4 +61,14 @@ func TestChangedByUser_LetsThroughOthersChangesButNotTheControllersOwn(t *testin
 	if changedByUser().Create(event.CreateEvent{Object: configMap("a", ours)}) {
 		t.Error("the initial list must not wake every Application")
 	}
+}
+
+// trimmed is cm as the manager's cache keeps it.
+func trimmed(t *testing.T, cm *corev1.ConfigMap) *corev1.ConfigMap {
+	t.Helper()
+	out, err := manager.TrimManagedFields(cm.DeepCopy())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out.(*corev1.ConfigMap)
 }
