@@ -18,8 +18,10 @@ type Options struct {
 	MetricsBindAddress     string
 	MetricsSecure          bool
 	HealthProbeBindAddress string
-	LeaderElect            bool
-	EnableHTTP2            bool
+	// PprofBindAddress serves net/http/pprof; "0" disables it.
+	PprofBindAddress string
+	LeaderElect      bool
+	EnableHTTP2      bool
 
 	// LeaderElectionID names the Lease; empty is the service's InstallName.
 	LeaderElectionID string
@@ -53,6 +55,8 @@ func (o *Options) BindFlags(fs *flag.FlagSet) {
 		"Serve metrics over HTTPS with authentication and authorization.")
 	fs.StringVar(&o.HealthProbeBindAddress, "health-probe-bind-address", ":8081",
 		"Address of /healthz and /readyz.")
+	fs.StringVar(&o.PprofBindAddress, "pprof-bind-address", "0",
+		"Address of the Go profiler (/debug/pprof/), such as 127.0.0.1:6060; 0 disables it. Off by default: profiles show the process's memory.")
 	fs.BoolVar(&o.LeaderElect, "leader-elect", false,
 		"Elect a leader so that only one replica reconciles at a time.")
 	fs.StringVar(&o.LeaderElectionID, "leader-election-id", "",

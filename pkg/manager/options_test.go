@@ -13,6 +13,7 @@ func TestBindFlags_GuideDefaults(t *testing.T) {
 		"metrics-bind-address":        "0",
 		"metrics-secure":              "true",
 		"health-probe-bind-address":   ":8081",
+		"pprof-bind-address":          "0",
 		"leader-elect":                "false",
 		"leader-election-id":          "",
 		"leader-election-namespace":   "",
