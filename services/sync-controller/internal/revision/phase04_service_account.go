@@ -3,6 +3,7 @@ package revision
 import (
 	"context"
 	"fmt"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -14,7 +15,8 @@ import (
 // resolveServiceAccount picks the service account that acts for the
 // Application: spec.serviceAccountName, else --default-service-account, in
 // the Application's namespace, so that an Application can never borrow
-// another namespace's account.
+// another namespace's account. An account found within
+// serviceAccountRecheck is not read again.
 func (r *Reconciler) resolveServiceAccount(ctx context.Context, ro *rollout) (step, error) {
 	name := ro.app.Spec.ServiceAccountName
 	if name == "" {
@@ -28,7 +30,7 @@ func (r *Reconciler) resolveServiceAccount(ctx context.Context, ro *rollout) (st
 		return halt, nil
 	}
 	sa := types.NamespacedName{Namespace: ro.app.Namespace, Name: name}
-	if err := r.APIReader.Get(ctx, sa, &corev1.ServiceAccount{}); err != nil {
+	if err := r.serviceAccountExists(ctx, ro, sa); err != nil {
 		if !apierrors.IsNotFound(err) {
 			return halt, fmt.Errorf("reading ServiceAccount %s: %w", sa, err)
 		}
@@ -42,4 +44,18 @@ func (r *Reconciler) resolveServiceAccount(ctx context.Context, ro *rollout) (st
 	}
 	ro.client = c
 	return proceed, nil
+}
+
+// serviceAccountExists reads sa unless it was found within
+// serviceAccountRecheck of ro's start.
+func (r *Reconciler) serviceAccountExists(ctx context.Context, ro *rollout, sa types.NamespacedName) error {
+	if seen, ok := r.accountsSeen.Load(sa); ok && ro.now.Sub(seen.(time.Time)) < serviceAccountRecheck {
+		return nil
+	}
+	if err := r.APIReader.Get(ctx, sa, &corev1.ServiceAccount{}); err != nil {
+		r.accountsSeen.Delete(sa)
+		return err
+	}
+	r.accountsSeen.Store(sa, ro.now.Time)
+	return nil
 }

@@ -12,6 +12,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/util/workqueue"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller"
@@ -240,7 +241,7 @@ func (w *driftWatches) watch(gvk schema.GroupVersionKind) error {
 	route := func(_ context.Context, o client.Object) []reconcile.Request {
 		return w.applicationsOf(objectID{Group: gvk.Group, Kind: gvk.Kind, Namespace: o.GetNamespace(), Name: o.GetName()})
 	}
-	src := source.Kind(w.cache, client.Object(obj), handler.EnqueueRequestsFromMapFunc(route),
+	src := source.Kind(w.cache, client.Object(obj), coalescing(route),
 		predicate.Or[client.Object](changedByUser(), w.healthChanged(gvk)))
 	if err := w.controller.Watch(src); err != nil {
 		w.mu.Lock()
@@ -249,6 +250,24 @@ func (w *driftWatches) watch(gvk schema.GroupVersionKind) error {
 		return fmt.Errorf("watching %s for drift: %w", gvk.GroupKind(), err)
 	}
 	return nil
+}
+
+// coalescing enqueues the Applications route names for an event: at once
+// for a deletion, after wakeCoalesce for an update, so that a burst of
+// status writes to an Application's objects wakes it once.
+func coalescing(route func(context.Context, client.Object) []reconcile.Request) handler.EventHandler {
+	return handler.Funcs{
+		UpdateFunc: func(ctx context.Context, e event.UpdateEvent, q workqueue.TypedRateLimitingInterface[reconcile.Request]) {
+			for _, req := range route(ctx, e.ObjectNew) {
+				q.AddAfter(req, wakeCoalesce)
+			}
+		},
+		DeleteFunc: func(ctx context.Context, e event.DeleteEvent, q workqueue.TypedRateLimitingInterface[reconcile.Request]) {
+			for _, req := range route(ctx, e.Object) {
+				q.Add(req)
+			}
+		},
+	}
 }
 
 // healthChanged lets through any update, status included, of an object of

@@ -17,6 +17,7 @@ import (
 	"errors"
 	"fmt"
 	"maps"
+	"sync"
 	"time"
 
 	"github.com/go-logr/logr"
@@ -46,8 +47,20 @@ const (
 	// healthFallback is how soon a rollout waiting for the health of objects
 	// whose kinds are all watched looks again anyway: their changes wake it
 	// at once, and polling every pollInterval as well was most of the API
-	// requests of a large rollout (docs/benchmarks.md).
-	healthFallback = 10 * time.Second
+	// requests of a large rollout; at 10 s the backstop alone still was
+	// half of them (docs/benchmarks.md).
+	healthFallback = 30 * time.Second
+	// wakeCoalesce is how long the changes of an Application's objects are
+	// gathered into one reconcile: a Deployment's controller writes its
+	// status several times in a row, and each write woke the rollout.
+	wakeCoalesce = time.Second
+	// serviceAccountRecheck is how long a service account found to exist is
+	// trusted before it is read again: reading it each reconcile was the
+	// most frequent request of a large rollout. An account deleted since
+	// is refused within this time; until then what the Application may do
+	// is still decided by the RoleBindings of its name, as for every
+	// impersonated request.
+	serviceAccountRecheck = time.Minute
 	// shortPoll is how soon a rollout looks again after a step that settles
 	// at once: deleting the previous attempt's hooks, or planning a drift
 	// correction.
@@ -95,6 +108,9 @@ type Reconciler struct {
 
 	// watches start drift watches; nil until SetupWithManager.
 	watches *driftWatches
+	// accountsSeen maps service accounts (types.NamespacedName) to when they
+	// were last found to exist.
+	accountsSeen sync.Map
 }
 
 // New builds a Reconciler from the manager's clients.
