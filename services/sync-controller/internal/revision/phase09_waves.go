@@ -117,7 +117,7 @@ func (r *Reconciler) waveHealthy(ctx context.Context, ro *rollout, g wave.Group)
 	var waiting *unstructured.Unstructured
 	var waitingFor string
 	for _, obj := range g.Objects {
-		live, err := ro.current(ctx, obj)
+		live, err := r.liveForHealth(ctx, ro, obj)
 		if err != nil {
 			if f, ok := asFailure(err); ok {
 				return false, &failure{reason: f.reason, message: fmt.Sprintf("wave %d: %s", g.Wave, f.message)}

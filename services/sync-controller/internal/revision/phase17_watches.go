@@ -10,6 +10,7 @@ import (
 	authorizationv1 "k8s.io/api/authorization/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/util/workqueue"
@@ -42,6 +43,8 @@ type driftWatches struct {
 	checked map[schema.GroupVersionKind]time.Time
 	// watching are kinds with a watch.
 	watching map[schema.GroupKind]bool
+	// versions are the kinds with a watch, at the version watched.
+	versions map[schema.GroupVersionKind]bool
 	// byObject routes an object to the Applications that applied it.
 	byObject map[objectID]map[types.NamespacedName]bool
 	// byApplication are the objects last recorded for an Application.
@@ -58,6 +61,7 @@ func newDriftWatches(c controller.Controller, ca cache.Cache, recheck time.Durat
 		recheck:       recheck,
 		checked:       make(map[schema.GroupVersionKind]time.Time),
 		watching:      make(map[schema.GroupKind]bool),
+		versions:      make(map[schema.GroupVersionKind]bool),
 		byObject:      make(map[objectID]map[types.NamespacedName]bool),
 		byApplication: make(map[types.NamespacedName][]objectID),
 		awaiting:      make(map[types.NamespacedName]bool),
@@ -234,6 +238,7 @@ func (w *driftWatches) watch(gvk schema.GroupVersionKind) error {
 		return nil
 	}
 	w.watching[gvk.GroupKind()] = true
+	w.versions[gvk] = true
 	w.mu.Unlock()
 
 	obj := &metav1.PartialObjectMetadata{}
@@ -246,6 +251,7 @@ func (w *driftWatches) watch(gvk schema.GroupVersionKind) error {
 	if err := w.controller.Watch(src); err != nil {
 		w.mu.Lock()
 		delete(w.watching, gvk.GroupKind())
+		delete(w.versions, gvk)
 		w.mu.Unlock()
 		return fmt.Errorf("watching %s for drift: %w", gvk.GroupKind(), err)
 	}
@@ -268,6 +274,31 @@ func coalescing(route func(context.Context, client.Object) []reconcile.Request) 
 			}
 		},
 	}
+}
+
+// cachedMetadata is obj's metadata as its kind's watch last saw it, if that
+// kind is watched at obj's version and the object is in the cache. Other
+// versions are never asked for: the cache would start a watch for them.
+func (w *driftWatches) cachedMetadata(ctx context.Context, obj *unstructured.Unstructured) (*unstructured.Unstructured, bool) {
+	gvk := obj.GroupVersionKind()
+	w.mu.Lock()
+	watched := w.versions[gvk]
+	w.mu.Unlock()
+	if !watched {
+		return nil, false
+	}
+	m := &metav1.PartialObjectMetadata{}
+	m.SetGroupVersionKind(gvk)
+	if err := w.cache.Get(ctx, client.ObjectKeyFromObject(obj), m); err != nil {
+		return nil, false
+	}
+	out := &unstructured.Unstructured{}
+	out.SetGroupVersionKind(gvk)
+	out.SetNamespace(m.Namespace)
+	out.SetName(m.Name)
+	out.SetGeneration(m.Generation)
+	out.SetDeletionTimestamp(m.DeletionTimestamp)
+	return out, true
 }
 
 // healthChanged lets through any update, status included, of an object of

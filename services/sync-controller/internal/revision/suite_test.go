@@ -153,6 +153,13 @@ func (e *testEnv) startControllerAs(cfg *rest.Config, o Options) (stop func()) {
 // running Reconciler.
 func (e *testEnv) startReconcilerAs(cfg *rest.Config, o Options) (r *Reconciler, stop func()) {
 	e.t.Helper()
+	return e.startReconcilerWith(cfg, o, nil)
+}
+
+// startReconcilerWith is startReconcilerAs with prepare run on the
+// Reconciler before its manager starts.
+func (e *testEnv) startReconcilerWith(cfg *rest.Config, o Options, prepare func(*Reconciler)) (r *Reconciler, stop func()) {
+	e.t.Helper()
 	mgr, err := ctrl.NewManager(cfg, ctrl.Options{
 		Scheme:                 manager.Scheme(),
 		Metrics:                metricsserver.Options{BindAddress: "0"},
@@ -163,6 +170,9 @@ func (e *testEnv) startReconcilerAs(cfg *rest.Config, o Options) (r *Reconciler,
 	must(e.t, err)
 	ctx, cancel := context.WithCancel(context.Background())
 	r = New(mgr, o)
+	if prepare != nil {
+		prepare(r)
+	}
 	must(e.t, r.SetupWithManager(ctx, mgr))
 	done := make(chan error, 1)
 	go func() { done <- mgr.Start(ctx) }()
