@@ -9,7 +9,9 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
-	"k8s.io/client-go/tools/cache"
+	toolscache "k8s.io/client-go/tools/cache"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 )
 
 func TestTrimManagedFields_KeepsWritersButNotTheirFieldSets(t *testing.T) {
@@ -64,10 +66,52 @@ func TestTrimManagedFields_KeepsWritersButNotTheirFieldSets(t *testing.T) {
 		}
 	})
 	t.Run("not an object", func(t *testing.T) {
-		tomb := cache.DeletedFinalStateUnknown{Key: "ns/a"}
+		tomb := toolscache.DeletedFinalStateUnknown{Key: "ns/a"}
 		out, err := TrimManagedFields(tomb)
 		if err != nil || out != any(tomb) {
 			t.Fatalf("got %v, %v; want the value unchanged", out, err)
 		}
 	})
+}
+
+func TestByObject_RunsTheKindsTransformAfterTrimmingManagedFields(t *testing.T) {
+	var seen []metav1.ManagedFieldsEntry
+	narrow := func(in any) (any, error) {
+		cm := in.(*corev1.ConfigMap)
+		seen = cm.ManagedFields
+		cm.Data = nil
+		return cm, nil
+	}
+	kinds := byObject(map[client.Object]cache.ByObject{
+		&corev1.ConfigMap{}: {Transform: narrow},
+		&corev1.Secret{}:    {},
+	})
+	var transform toolscache.TransformFunc
+	for obj, by := range kinds {
+		switch obj.(type) {
+		case *corev1.ConfigMap:
+			transform = by.Transform
+		case *corev1.Secret:
+			if by.Transform != nil {
+				t.Error("a kind without a transform of its own got one; it must keep the default")
+			}
+		}
+	}
+	cm := &corev1.ConfigMap{
+		ObjectMeta: metav1.ObjectMeta{Name: "a", ManagedFields: []metav1.ManagedFieldsEntry{
+			{Manager: "kuvryn-sync", FieldsType: "FieldsV1", FieldsV1: metav1.NewFieldsV1(`{"f:data":{}}`)}}},
+		Data: map[string]string{"k": "v"},
+	}
+	if _, err := transform(cm); err != nil {
+		t.Fatal(err)
+	}
+	if len(seen) != 1 || seen[0].Manager != "kuvryn-sync" || seen[0].FieldsV1 != nil {
+		t.Fatalf("the kind's transform saw managedFields %+v, want them trimmed first", seen)
+	}
+	if cm.Data != nil {
+		t.Fatal("the kind's transform did not run")
+	}
+	if byObject(nil) != nil {
+		t.Fatal("no kinds must leave the cache's ByObject unset")
+	}
 }

@@ -20,6 +20,7 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/certwatcher"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/healthz"
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 	"sigs.k8s.io/controller-runtime/pkg/metrics/filters"
@@ -36,6 +37,10 @@ type Service struct {
 	Name string
 	// Flags registers the service's own flags; may be nil.
 	Flags func(*flag.FlagSet)
+	// CacheByObject narrows what the cache keeps of some kinds, such as a
+	// status the service never reads; may be nil. Each transform runs after
+	// TrimManagedFields.
+	CacheByObject map[client.Object]cache.ByObject
 }
 
 // Scheme holds the built-in kinds and the Kuvryn Sync kinds.
@@ -136,7 +141,7 @@ func NewWithOptions(svc Service, o Options, cfg *rest.Config) (ctrl.Manager, err
 		PprofBindAddress:       o.PprofBindAddress,
 		// Objects are cached without their managedFields' field sets: no
 		// reader needs them, and they were most of a cached object's size.
-		Cache:                   cache.Options{DefaultTransform: TrimManagedFields},
+		Cache:                   cache.Options{DefaultTransform: TrimManagedFields, ByObject: byObject(svc.CacheByObject)},
 		LeaderElection:          o.LeaderElect,
 		LeaderElectionID:        leaderElectionID,
 		LeaderElectionNamespace: o.LeaderElectionNamespace,
@@ -159,6 +164,28 @@ func NewWithOptions(svc Service, o Options, cfg *rest.Config) (ctrl.Manager, err
 		return nil, err
 	}
 	return mgr, nil
+}
+
+// byObject chains each kind's own transform after TrimManagedFields, since a
+// kind's transform replaces the default one.
+func byObject(in map[client.Object]cache.ByObject) map[client.Object]cache.ByObject {
+	if len(in) == 0 {
+		return nil
+	}
+	out := make(map[client.Object]cache.ByObject, len(in))
+	for obj, by := range in {
+		if narrow := by.Transform; narrow != nil {
+			by.Transform = func(o any) (any, error) {
+				trimmed, err := TrimManagedFields(o)
+				if err != nil {
+					return nil, err
+				}
+				return narrow(trimmed)
+			}
+		}
+		out[obj] = by
+	}
+	return out
 }
 
 func splitHostPort(addr string) (string, int, error) {

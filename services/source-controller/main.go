@@ -8,14 +8,23 @@ import (
 	"fmt"
 
 	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	syncv1 "github.com/kuvryn/kuvryn-sync/apis/v1alpha1"
 
 	"github.com/kuvryn/kuvryn-sync/pkg/manager"
+	"github.com/kuvryn/kuvryn-sync/services/source-controller/internal/application"
 	"github.com/kuvryn/kuvryn-sync/services/source-controller/internal/controller"
 )
 
 func main() {
 	var o controller.Options
-	manager.Main(manager.Service{Name: "source-controller", Flags: func(fs *flag.FlagSet) { bindFlags(fs, &o) }},
+	manager.Main(manager.Service{
+		Name:          "source-controller",
+		Flags:         func(fs *flag.FlagSet) { bindFlags(fs, &o) },
+		CacheByObject: map[client.Object]cache.ByObject{&syncv1.Revision{}: application.RevisionCache()},
+	},
 		func(mgr ctrl.Manager) error {
 			if err := validate(o); err != nil {
 				return err

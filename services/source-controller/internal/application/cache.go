@@ -1,0 +1,27 @@
+package application
+
+import (
+	"sigs.k8s.io/controller-runtime/pkg/cache"
+
+	syncv1 "github.com/kuvryn/kuvryn-sync/apis/v1alpha1"
+)
+
+// RevisionCache is how the source-controller caches Revisions: with the
+// status it reads (source, phase, conditions), without what the
+// sync-controller records of each rollout (plan, hooks, waves, inventory,
+// diagnosis). Those were most of a Revision's size, and 1000 Applications
+// keep several Revisions each (docs/benchmarks.md).
+func RevisionCache() cache.ByObject {
+	return cache.ByObject{Transform: func(in any) (any, error) {
+		if rev, ok := in.(*syncv1.Revision); ok {
+			rev.Status = syncv1.RevisionStatus{
+				ObservedGeneration: rev.Status.ObservedGeneration,
+				Conditions:         rev.Status.Conditions,
+				Source:             rev.Status.Source,
+				Phase:              rev.Status.Phase,
+				Attempt:            rev.Status.Attempt,
+			}
+		}
+		return in, nil
+	}}
+}
