@@ -14,7 +14,6 @@ import (
 
 	syncv1 "github.com/kuvryn/kuvryn-sync/apis/v1alpha1"
 	"github.com/kuvryn/kuvryn-sync/e2e/harness"
-	testgit "github.com/kuvryn/kuvryn-sync/pkg/testkit/git"
 )
 
 const (
@@ -49,11 +48,11 @@ func TestE2E_Chaos_GitServerAndChartServersDownRecoverBeforeThePollInterval(t *t
 			t.Fatal(err)
 		}
 	}
-	plain := hourlyRepository(t, ns, "plain", map[string]string{
+	plain := repositoryPolling(t, ns, "plain", map[string]string{
 		".ksync.yaml":       "metadata: {name: web}\nspec: {source: {path: app}, serviceAccountName: deployer, sync: {automatic: true}}\n",
 		"app/settings.yaml": outageSettings("blue"),
-	})
-	charts := hourlyRepository(t, ns, "charts", map[string]string{".ksync.yaml": outageChartApplications("1.0.0")})
+	}, time.Hour)
+	charts := repositoryPolling(t, ns, "charts", map[string]string{".ksync.yaml": outageChartApplications("1.0.0")}, time.Hour)
 	apps := []string{"web", "oci", "http"}
 	for _, app := range apps {
 		waitHealthy(t, ns, app, "")
@@ -144,30 +143,6 @@ func TestE2E_Chaos_GitServerAndChartServersDownRecoverBeforeThePollInterval(t *t
 		}
 	}
 	requireServicesRunning(t)
-}
-
-// hourlyRepository serves a Git repository with files and creates a
-// Repository polling it every hour, so only retries and reconcile
-// requests fetch it sooner.
-func hourlyRepository(t *testing.T, ns, name string, files map[string]string) *testgit.Repo {
-	t.Helper()
-	r, err := env.Git.CreateRepo(ns + "-" + name)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := r.Commit(files, "initial"); err != nil {
-		t.Fatal(err)
-	}
-	if err := env.Client.Create(t.Context(), &syncv1.Repository{
-		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns},
-		Spec: syncv1.RepositorySpec{
-			Git:          syncv1.GitSource{URL: r.URL()},
-			PollInterval: &metav1.Duration{Duration: time.Hour},
-		},
-	}); err != nil {
-		t.Fatal(err)
-	}
-	return r
 }
 
 // requestReconcile sets the Repository's reconcile request annotation, as
