@@ -22,12 +22,39 @@ type ChartServers struct {
 	mu      sync.Mutex
 	entries []testchart.Entry
 	hold    *Hold
+	// down makes both servers answer 503 to every request.
+	down bool
 }
 
 func startChartServers() *ChartServers {
-	c := &ChartServers{registry: testchart.StartRegistry(nil)}
-	c.helmRepo = testchart.StartHelmRepository(false, c.holdArchives)
+	c := &ChartServers{}
+	c.registry = testchart.StartRegistry(c.unavailable)
+	c.helmRepo = testchart.StartHelmRepository(false, func(next http.Handler) http.Handler {
+		return c.unavailable(c.holdArchives(next))
+	})
 	return c
+}
+
+// SetUnavailable makes the OCI registry and the Helm repository answer
+// every request with 503 Service Unavailable, as a registry down for
+// maintenance does, until SetUnavailable(false).
+func (c *ChartServers) SetUnavailable(down bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.down = down
+}
+
+func (c *ChartServers) unavailable(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		c.mu.Lock()
+		down := c.down
+		c.mu.Unlock()
+		if down {
+			http.Error(w, "chart server down for the test", http.StatusServiceUnavailable)
+			return
+		}
+		next.ServeHTTP(w, r)
+	})
 }
 
 // holdArchives keeps archive downloads waiting while a Hold is set.

@@ -34,20 +34,27 @@ const (
 	chaosWindow = 12 * time.Second
 )
 
+// chaosRollouts is KUVRYN_CHAOS_ROLLOUTS, default 1.
+func chaosRollouts(t *testing.T) int {
+	t.Helper()
+	v := os.Getenv(chaosRolloutsEnv)
+	if v == "" {
+		return 1
+	}
+	n, err := strconv.Atoi(v)
+	if err != nil || n < 1 {
+		t.Fatalf("%s=%q: want a positive number of rollouts", chaosRolloutsEnv, v)
+	}
+	return n
+}
+
 // TestE2E_Chaos_KilledServicesCompleteEveryRolloutAndRunNoHookTwice sends
 // SIGKILL to the sync-controller and the source-controller at seeded random
 // points of rollouts with a pre-sync hook, three waves and a post-sync hook,
 // and restarts them. After each, the rollout completes and no hook Job was
 // created twice, as counted from a watch on the API server.
 func TestE2E_Chaos_KilledServicesCompleteEveryRolloutAndRunNoHookTwice(t *testing.T) {
-	rollouts := 1
-	if v := os.Getenv(chaosRolloutsEnv); v != "" {
-		n, err := strconv.Atoi(v)
-		if err != nil || n < 1 {
-			t.Fatalf("%s=%q: want a positive number of rollouts", chaosRolloutsEnv, v)
-		}
-		rollouts = n
-	}
+	rollouts := chaosRollouts(t)
 	seed := time.Now().UnixNano()
 	if v := os.Getenv(chaosSeedEnv); v != "" {
 		var err error

@@ -128,6 +128,12 @@ func get[T client.Object](t *testing.T, obj T, ns, name string) T {
 // polling it every few seconds.
 func repository(t *testing.T, ns, name string, files map[string]string) *testgit.Repo {
 	t.Helper()
+	return repositoryPolling(t, ns, name, files, 5*time.Second)
+}
+
+// repositoryPolling is repository with the Repository's pollInterval.
+func repositoryPolling(t *testing.T, ns, name string, files map[string]string, pollInterval time.Duration) *testgit.Repo {
+	t.Helper()
 	r, err := env.Git.CreateRepo(ns + "-" + name)
 	if err != nil {
 		t.Fatal(err)
@@ -139,7 +145,7 @@ func repository(t *testing.T, ns, name string, files map[string]string) *testgit
 		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns},
 		Spec: syncv1.RepositorySpec{
 			Git:          syncv1.GitSource{URL: r.URL()},
-			PollInterval: &metav1.Duration{Duration: 5 * time.Second},
+			PollInterval: &metav1.Duration{Duration: pollInterval},
 		},
 	}
 	if err := env.Client.Create(t.Context(), repo); err != nil {

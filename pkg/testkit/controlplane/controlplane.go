@@ -70,6 +70,12 @@ type ControlPlane struct {
 	cancel  context.CancelFunc
 	procs   []*exec.Cmd
 	waitAll sync.WaitGroup
+	// apiserver is the kube-apiserver StartAPIServer started, closing
+	// apiserverDone when it exits; apiserverArgs are the flags of the
+	// first one, which envtest started.
+	apiserver     *exec.Cmd
+	apiserverDone chan struct{}
+	apiserverArgs []string
 }
 
 // Start starts the control plane and returns once the API server answers,
@@ -349,8 +355,13 @@ func (cp *ControlPlane) Stop() error {
 		cp.waitAll.Wait()
 	}
 	var err error
+	if cp.apiserver != nil {
+		ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+		err = cp.KillAPIServer(ctx)
+		cancel()
+	}
 	if cp.env != nil {
-		err = cp.env.Stop()
+		err = errors.Join(err, cp.env.Stop())
 	}
 	if cp.ownDir {
 		err = errors.Join(err, os.RemoveAll(cp.Dir))

@@ -62,11 +62,16 @@ type Options struct {
 
 // Server is a Git smart-HTTP server on a loopback address.
 type Server struct {
-	opts      Options
-	git       string
-	root      string
-	ownRoot   bool
-	baseURL   string
+	opts    Options
+	git     string
+	root    string
+	ownRoot bool
+	baseURL string
+	addr    string
+	handle  http.Handler
+
+	// serving guards http and serveDone, which are nil while stopped.
+	serving   sync.Mutex
 	http      *http.Server
 	serveDone chan struct{}
 
@@ -114,7 +119,7 @@ func NewServer(opts Options) (*Server, error) {
 		opts.ErrorLog = io.Discard
 	}
 
-	s := &Server{opts: opts, git: gitPath, root: opts.Root, repos: map[string]*Repo{}, serveDone: make(chan struct{})}
+	s := &Server{opts: opts, git: gitPath, root: opts.Root, repos: map[string]*Repo{}}
 	if s.root == "" {
 		if s.root, err = os.MkdirTemp("", "testgit-"); err != nil {
 			return nil, fmt.Errorf("creating Git test server root: %w", err)
@@ -128,22 +133,72 @@ func NewServer(opts Options) (*Server, error) {
 		}
 	}
 
-	listener, err := net.Listen("tcp", opts.Addr)
-	if err != nil {
+	s.handle = s.handler()
+	if err := s.listen(opts.Addr); err != nil {
 		s.removeRoot()
-		return nil, fmt.Errorf("listening on %s: %w", opts.Addr, err)
+		return nil, err
 	}
-	s.baseURL = "http://" + listener.Addr().String()
-	s.http = &http.Server{
-		Handler:           s.handler(),
-		ReadHeaderTimeout: 10 * time.Second,
-		ErrorLog:          log.New(opts.ErrorLog, "testgit: ", 0),
-	}
-	go func() {
-		defer close(s.serveDone)
-		_ = s.http.Serve(listener)
-	}()
+	s.baseURL = "http://" + s.addr
 	return s, nil
+}
+
+// listen serves on addr and records the address it got.
+func (s *Server) listen(addr string) error {
+	listener, err := net.Listen("tcp", addr)
+	if err != nil {
+		return fmt.Errorf("listening on %s: %w", addr, err)
+	}
+	s.addr = listener.Addr().String()
+	srv := &http.Server{
+		Handler:           s.handle,
+		ReadHeaderTimeout: 10 * time.Second,
+		ErrorLog:          log.New(s.opts.ErrorLog, "testgit: ", 0),
+	}
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		_ = srv.Serve(listener)
+	}()
+	s.http, s.serveDone = srv, done
+	return nil
+}
+
+// Stop closes the listener and every open connection, as a Git host that
+// went down would: clients get "connection refused" until Start. The
+// repositories are kept.
+func (s *Server) Stop() error {
+	s.serving.Lock()
+	defer s.serving.Unlock()
+	return s.stop(false)
+}
+
+// Start serves again on the address Stop closed.
+func (s *Server) Start() error {
+	s.serving.Lock()
+	defer s.serving.Unlock()
+	if s.http != nil {
+		return errors.New("the Git server is running")
+	}
+	return s.listen(s.addr)
+}
+
+// stop ends serving; graceful waits briefly for requests in flight.
+func (s *Server) stop(graceful bool) error {
+	if s.http == nil {
+		return nil
+	}
+	var err error
+	if graceful {
+		ctx, cancel := context.WithTimeout(context.Background(), shutdownTimeout)
+		defer cancel()
+		err = s.http.Shutdown(ctx)
+	}
+	if !graceful || err != nil {
+		err = errors.Join(err, s.http.Close())
+	}
+	<-s.serveDone
+	s.http, s.serveDone = nil, nil
+	return err
 }
 
 // URL is the clone URL of the named repository, without credentials.
@@ -157,13 +212,9 @@ func (s *Server) BaseURL() string { return s.baseURL }
 // Close stops the server, waiting briefly for requests in flight, and
 // removes the repositories unless Options.Root was given.
 func (s *Server) Close() error {
-	ctx, cancel := context.WithTimeout(context.Background(), shutdownTimeout)
-	defer cancel()
-	err := s.http.Shutdown(ctx)
-	if err != nil {
-		err = errors.Join(err, s.http.Close())
-	}
-	<-s.serveDone
+	s.serving.Lock()
+	err := s.stop(true)
+	s.serving.Unlock()
 	if rmErr := s.removeRoot(); rmErr != nil {
 		err = errors.Join(err, rmErr)
 	}
