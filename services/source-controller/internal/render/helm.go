@@ -17,6 +17,8 @@ import (
 	"helm.sh/helm/v3/pkg/chartutil"
 	"helm.sh/helm/v3/pkg/engine"
 	"helm.sh/helm/v3/pkg/ignore"
+
+	pulledchart "github.com/kuvryn/kuvryn-sync/services/source-controller/internal/chart"
 )
 
 // HelmOptions configure the helm renderer.
@@ -282,6 +284,9 @@ func unpackSubcharts(repo *repoFS, label string, files []*loader.BufferedFile) (
 			tarData, err := repo.consume(file, zr)
 			if err != nil {
 				return nil, err
+			}
+			if err := pulledchart.CheckEntries(bytes.NewReader(tarData)); err != nil {
+				return nil, validationFailure(file, "%w", err)
 			}
 			// Helm's archive loader wants gzip and validates every entry's
 			// path; stored (uncompressed) gzip costs a copy, not a compression.
