@@ -4,6 +4,9 @@
 package chart
 
 import (
+	"archive/tar"
+	"bytes"
+	"compress/gzip"
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
@@ -194,6 +197,39 @@ func Package(files map[string]string) ([]byte, error) {
 		return nil, fmt.Errorf("packaging chart %s: %w", ch.Name(), err)
 	}
 	return os.ReadFile(path)
+}
+
+// TarGz builds a gzip'd tar stream of exactly these headers, in order, for
+// archives `helm package` never writes (links, devices, odd entries). A
+// regular file's content is bodies[its name] and its size is set from it.
+func TarGz(headers []tar.Header, bodies map[string]string) ([]byte, error) {
+	var buf bytes.Buffer
+	gz := gzip.NewWriter(&buf)
+	tw := tar.NewWriter(gz)
+	for _, hd := range headers {
+		body := bodies[hd.Name]
+		if hd.Typeflag == tar.TypeReg {
+			hd.Size = int64(len(body))
+		}
+		if hd.Mode == 0 && hd.Typeflag != tar.TypeXGlobalHeader {
+			hd.Mode = 0o644
+		}
+		if err := tw.WriteHeader(&hd); err != nil {
+			return nil, err
+		}
+		if hd.Typeflag == tar.TypeReg {
+			if _, err := io.WriteString(tw, body); err != nil {
+				return nil, err
+			}
+		}
+	}
+	if err := tw.Close(); err != nil {
+		return nil, err
+	}
+	if err := gz.Close(); err != nil {
+		return nil, err
+	}
+	return buf.Bytes(), nil
 }
 
 // SHA256 is an archive's digest in hex, as Revisions and index.yaml record it.

@@ -236,7 +236,7 @@ func (p *Puller) store(entry string, archive []byte) error {
 	return os.Chtimes(entry, now, now)
 }
 
-// load checks the archive's unpacked size, loads it with Helm and checks it
+// load checks the archive's unpacked size and entry types, loads it with Helm and checks it
 // is the chart that was asked for.
 func (p *Puller) load(ref Ref, archive []byte) (*Pulled, error) {
 	limit := p.maxUnpacked()
@@ -244,13 +244,18 @@ func (p *Puller) load(ref Ref, archive []byte) (*Pulled, error) {
 	if err != nil {
 		return nil, fmt.Errorf("chart %s %s from %s is not a gzip archive: %w", ref.Name, ref.Version, ref.Repository, err)
 	}
-	n, err := io.Copy(io.Discard, io.LimitReader(gz, limit+1))
-	if err != nil {
-		return nil, fmt.Errorf("chart %s %s from %s is a corrupt archive: %w", ref.Name, ref.Version, ref.Repository, err)
+	unpacked := &countingReader{r: io.LimitReader(gz, limit+1)}
+	entriesErr := CheckEntries(unpacked)
+	if entriesErr == nil {
+		// Bytes after the tar stream's end count too.
+		_, entriesErr = io.Copy(io.Discard, unpacked)
 	}
-	if n > limit {
+	if unpacked.n > limit {
 		return nil, fmt.Errorf("chart %s %s from %s unpacks to more than %d bytes (its archive is %d bytes); refusing it",
 			ref.Name, ref.Version, ref.Repository, limit, len(archive))
+	}
+	if entriesErr != nil {
+		return nil, fmt.Errorf("chart %s %s from %s: %w", ref.Name, ref.Version, ref.Repository, entriesErr)
 	}
 	ch, err := loader.LoadArchive(bytes.NewReader(archive))
 	if err != nil {
@@ -262,6 +267,18 @@ func (p *Puller) load(ref Ref, archive []byte) (*Pulled, error) {
 	}
 	sum := sha256.Sum256(archive)
 	return &Pulled{Chart: ch, SHA256: hex.EncodeToString(sum[:])}, nil
+}
+
+// countingReader counts the bytes read through it.
+type countingReader struct {
+	r io.Reader
+	n int64
+}
+
+func (c *countingReader) Read(p []byte) (int, error) {
+	n, err := c.r.Read(p)
+	c.n += int64(n)
+	return n, err
 }
 
 // Prune removes cached charts, and leftovers of interrupted pulls, that no

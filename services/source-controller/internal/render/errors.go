@@ -3,6 +3,7 @@ package render
 import (
 	"errors"
 	"fmt"
+	"regexp"
 
 	syncv1 "github.com/kuvryn/kuvryn-sync/apis/v1alpha1"
 )
@@ -43,4 +44,23 @@ func asError(file string, err error) *Error {
 		return e
 	}
 	return &Error{Reason: syncv1.ReasonRenderFailed, File: file, Err: err}
+}
+
+// nestedCall is how text/template joins the error of a template function
+// to its caller's: a chart's include chain repeats it once per level.
+var nestedCall = regexp.MustCompile(`: error calling (include|tpl): `)
+
+// collapseNesting shortens an error that passed through more than two
+// nested include or tpl calls to the outermost call and the innermost
+// cause, which is what names the template and the fault; Helm allows 1000
+// levels, whose chain would push the cause far past any status message.
+func collapseNesting(e *Error) *Error {
+	msg := e.Err.Error()
+	calls := nestedCall.FindAllStringIndex(msg, -1)
+	if len(calls) <= 2 {
+		return e
+	}
+	first, last := calls[0], calls[len(calls)-1]
+	short := fmt.Sprintf("%s… %d nested calls … %s", msg[:first[1]], len(calls)-1, msg[last[1]:])
+	return &Error{Reason: e.Reason, File: e.File, Err: &scrubbedError{msg: short, err: e.Err}}
 }

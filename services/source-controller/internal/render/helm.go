@@ -3,6 +3,7 @@ package render
 import (
 	"bytes"
 	"compress/gzip"
+	"context"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -10,13 +11,15 @@ import (
 	"regexp"
 	"sort"
 	"strings"
+	"time"
 
 	"github.com/santhosh-tekuri/jsonschema/v6"
 	"helm.sh/helm/v3/pkg/chart"
 	"helm.sh/helm/v3/pkg/chart/loader"
 	"helm.sh/helm/v3/pkg/chartutil"
-	"helm.sh/helm/v3/pkg/engine"
 	"helm.sh/helm/v3/pkg/ignore"
+
+	pulledchart "github.com/kuvryn/kuvryn-sync/services/source-controller/internal/chart"
 )
 
 // HelmOptions configure the helm renderer.
@@ -40,6 +43,15 @@ type HelmOptions struct {
 	// KubeVersion is .Capabilities.KubeVersion; empty is v1.37.0, the
 	// Kubernetes version of the client libraries the project is pinned to.
 	KubeVersion string
+	// Timeout bounds the execution of the chart's templates; 0 means
+	// DefaultHelmTimeout.
+	Timeout time.Duration
+	// MaxOutputBytes bounds what the templates render; 0 means
+	// DefaultHelmMaxOutputBytes, the most a desired state can hold.
+	MaxOutputBytes int64
+	// MaxMemoryBytes bounds the memory of the process the templates run
+	// in; 0 means DefaultHelmMaxMemoryBytes.
+	MaxMemoryBytes int64
 }
 
 var utf8BOM = []byte("\xEF\xBB\xBF")
@@ -47,8 +59,9 @@ var utf8BOM = []byte("\xEF\xBB\xBF")
 // renderHelm renders a chart the way `helm install` would, without a
 // cluster: `lookup` returns nothing, DNS functions are off, and the chart's
 // kubeVersion constraint is not checked, as the destination cluster's
-// version is not known here.
-func renderHelm(repo *repoFS, req Request, dir string) ([]object, error) {
+// version is not known here. Templates execute in a child process under
+// the options' limits (helmchild.go).
+func renderHelm(ctx context.Context, repo *repoFS, req Request, dir string) ([]object, error) {
 	opts := req.Helm
 	release := opts.ReleaseName
 	if release == "" {
@@ -58,44 +71,40 @@ func renderHelm(repo *repoFS, req Request, dir string) ([]object, error) {
 		return nil, validationFailure("", "helm release name %q: %w", release, err)
 	}
 
-	chrt, fromGit, err := loadChart(repo, opts.Chart, dir)
+	files, label, err := loadChartFiles(repo, opts.Chart, dir)
 	if err != nil {
 		return nil, err
 	}
+	fromGit := opts.Chart == nil
 
 	values, err := helmValues(repo, req, dir)
 	if err != nil {
 		return nil, err
 	}
-	// Disables subcharts by their conditions and tags, and imports values
-	// from subcharts, as helm install does.
-	if err := chartutil.ProcessDependenciesWithMerge(chrt, values); err != nil {
-		return nil, renderFailed(chartFile(chrt, fromGit, dir, ""), "processing chart dependencies: %w", err)
-	}
 	caps, err := capabilities(opts.KubeVersion)
 	if err != nil {
 		return nil, validationFailure("", "kubeVersion %q: %w", opts.KubeVersion, err)
 	}
-	// Helm's own schema validation would fetch $ref URLs and read local
-	// files; validateSchemas does the same checks with neither.
-	top, err := chartutil.ToRenderValuesWithSchemaValidation(chrt, values, chartutil.ReleaseOptions{
-		Name: release, Namespace: opts.Namespace, Revision: 1, IsInstall: true,
-	}, caps, true)
+	rel := ReleaseInfo{Name: release, Namespace: opts.Namespace}
+	job, err := encodeJob(templateJob{Files: files, Values: values, Release: rel, KubeVersion: opts.KubeVersion, MaxMemoryBytes: opts.maxMemoryBytes()})
 	if err != nil {
-		return nil, renderFailed(chartFile(chrt, fromGit, dir, ""), "computing values: %w", err)
+		return nil, renderFailed(label, "encoding the chart and values for rendering: %w", err)
+	}
+	chrt, top, err := prepareTemplates(files, values, rel, caps)
+	if err != nil {
+		return nil, renderFailed(label, "%w", err)
 	}
 	merged, err := top.Table("Values")
 	if err != nil {
-		return nil, renderFailed(chartFile(chrt, fromGit, dir, ""), "computing values: %w", err)
+		return nil, renderFailed(label, "computing values: %w", err)
 	}
 	if err := validateSchemas(chrt, merged); err != nil {
 		return nil, validationFailure(chartFile(chrt, fromGit, dir, "values.schema.json"), "validating values against the chart's schema: %w", err)
 	}
 
-	var e engine.Engine
-	rendered, err := e.Render(chrt, top)
+	rendered, err := executeTemplates(ctx, label, job, opts)
 	if err != nil {
-		return nil, renderFailed(chartFile(chrt, fromGit, dir, ""), "rendering templates: %w", err)
+		return nil, err
 	}
 
 	var out []object
@@ -143,10 +152,11 @@ func chartFile(chrt *chart.Chart, fromGit bool, dir, name string) string {
 	return path.Join(dir, strings.TrimPrefix(name, chrt.Name()+"/"))
 }
 
-// loadChart loads a fresh copy of the chart: from Git through the
-// repository's file system, or from the files of a chart pulled from a
-// chart repository, so the caller's chart is never modified.
-func loadChart(repo *repoFS, pulled *chart.Chart, dir string) (*chart.Chart, bool, error) {
+// loadChartFiles returns the chart's files, with vendored subchart
+// archives unpacked, and the chart's name for messages: read from Git
+// through the repository's file system, or copied from a chart pulled from
+// a chart repository, so the caller's chart is never modified.
+func loadChartFiles(repo *repoFS, pulled *chart.Chart, dir string) ([]*loader.BufferedFile, string, error) {
 	var (
 		files []*loader.BufferedFile
 		label string
@@ -155,7 +165,7 @@ func loadChart(repo *repoFS, pulled *chart.Chart, dir string) (*chart.Chart, boo
 	if pulled != nil {
 		label = "chart " + pulled.Name()
 		if len(pulled.Raw) == 0 {
-			return nil, false, renderFailed(label, "chart carries no files; load it with Helm's chart loader")
+			return nil, label, renderFailed(label, "chart carries no files; load it with Helm's chart loader")
 		}
 		var size int64
 		for _, f := range pulled.Raw {
@@ -163,25 +173,21 @@ func loadChart(repo *repoFS, pulled *chart.Chart, dir string) (*chart.Chart, boo
 			size += int64(len(f.Data))
 		}
 		if err := repo.spend(label, size); err != nil {
-			return nil, false, err
+			return nil, label, err
 		}
 	} else {
 		label = dir
 		if err := requireDir(repo, dir); err != nil {
-			return nil, false, err
+			return nil, label, err
 		}
 		if files, err = readChartFiles(repo, dir); err != nil {
-			return nil, false, err
+			return nil, label, err
 		}
 	}
 	if files, err = unpackSubcharts(repo, label, files); err != nil {
-		return nil, false, err
+		return nil, label, err
 	}
-	chrt, err := loader.LoadFiles(files)
-	if err != nil {
-		return nil, false, renderFailed(label, "loading chart: %w", err)
-	}
-	return chrt, pulled == nil, nil
+	return files, label, nil
 }
 
 // readChartFiles reads the chart in dir as helm's directory loader does,
@@ -282,6 +288,9 @@ func unpackSubcharts(repo *repoFS, label string, files []*loader.BufferedFile) (
 			tarData, err := repo.consume(file, zr)
 			if err != nil {
 				return nil, err
+			}
+			if err := pulledchart.CheckEntries(bytes.NewReader(tarData)); err != nil {
+				return nil, validationFailure(file, "%w", err)
 			}
 			// Helm's archive loader wants gzip and validates every entry's
 			// path; stored (uncompressed) gzip costs a copy, not a compression.

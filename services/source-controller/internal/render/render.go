@@ -57,7 +57,9 @@ func Render(ctx context.Context, req Request) ([]*unstructured.Unstructured, err
 	secrets := newRedactor(req.Root)
 	objs, err := render(ctx, req, secrets)
 	if err != nil {
-		return nil, secrets.scrubError(asError("", err))
+		// Collapsing comes after scrubbing, so no cut ever splits a value
+		// the redactor would have recognised whole.
+		return nil, collapseNesting(secrets.scrubError(asError("", err)))
 	}
 	return objs, nil
 }
@@ -91,7 +93,7 @@ func render(ctx context.Context, req Request, secrets *redactor) ([]*unstructure
 	case syncv1.RenderKustomize:
 		objs, err = renderKustomize(repo, dir)
 	case syncv1.RenderHelm:
-		objs, err = renderHelm(repo, req, dir)
+		objs, err = renderHelm(ctx, repo, req, dir)
 	default:
 		return nil, validationFailure("", "unknown render type %q; want yaml, kustomize or helm", req.Type)
 	}
