@@ -79,8 +79,8 @@ e2e: testbin build ## API validation and end-to-end scenarios on the local contr
 	$(GO) test -count=1 -timeout 40m ./e2e/...
 
 .PHONY: e2e-chaos
-e2e-chaos: testbin build ## Fault suite: SIGKILL the sync- and source-controller in 10 hooked rollouts (KUVRYN_CHAOS_ROLLOUTS, KUVRYN_CHAOS_SEED).
-	KUVRYN_CHAOS_ROLLOUTS=$${KUVRYN_CHAOS_ROLLOUTS:-10} $(GO) test -count=1 -v -timeout 40m -run '^TestE2E_Chaos' ./e2e/scenarios/
+e2e-chaos: testbin build ## Fault suite: SIGKILL the services and kube-apiserver in 10 hooked rollouts, Git and chart servers down 60s (KUVRYN_CHAOS_ROLLOUTS, KUVRYN_CHAOS_SEED, KUVRYN_CHAOS_OUTAGE).
+	KUVRYN_CHAOS_ROLLOUTS=$${KUVRYN_CHAOS_ROLLOUTS:-10} KUVRYN_CHAOS_OUTAGE=$${KUVRYN_CHAOS_OUTAGE:-60s} $(GO) test -count=1 -v -timeout 40m -run '^TestE2E_Chaos' ./e2e/scenarios/
 
 .PHONY: lint
 lint: $(STATICCHECK) ## gofmt, go vet and staticcheck.
