@@ -52,27 +52,12 @@ type hostileCase struct {
 // Secret exists for it, and a Warning Event says why.
 func checkRefused(t *testing.T, ns, app, reason string, wants ...string) {
 	t.Helper()
-	var cond *metav1.Condition
-	eventually(t, "Rendered=False on "+app, func() bool {
-		a := get(t, &syncv1.Application{}, ns, app)
-		cond = meta.FindStatusCondition(a.Status.Conditions, syncv1.ConditionRendered)
-		return cond != nil && cond.Status == metav1.ConditionFalse && cond.Reason != syncv1.ReasonProgressing
-	})
-	if cond.Reason != reason {
-		t.Fatalf("Rendered reason %s: %s; want %s", cond.Reason, cond.Message, reason)
-	}
-	checkMessage(t, cond.Message, wants...)
+	checkMessage(t, renderedFalse(t, ns, app, reason).Message, wants...)
 	renderFailureRecord(t, ns, app, "")
 	if revs := revisionsOf(t, ns, app); len(revs) != 1 {
 		t.Fatalf("%d Revisions for a refused Application, want the one Failed record", len(revs))
 	}
-	var secrets corev1.SecretList
-	if err := k8s.List(t.Context(), &secrets, client.InNamespace(ns), client.MatchingLabels{syncv1.ApplicationLabel: app}); err != nil {
-		t.Fatal(err)
-	}
-	if len(secrets.Items) != 0 {
-		t.Fatalf("desired-state Secret %s exists for a refused Application", secrets.Items[0].Name)
-	}
+	checkNoDesiredState(t, ns, app)
 	eventually(t, "a "+reason+" Warning Event for "+app, func() bool {
 		var events corev1.EventList
 		if err := k8s.List(t.Context(), &events, client.InNamespace(ns)); err != nil {
@@ -86,6 +71,34 @@ func checkRefused(t *testing.T, ns, app, reason string, wants ...string) {
 		}
 		return false
 	})
+}
+
+// renderedFalse waits for app's Rendered condition to be False with a
+// final reason, and fails unless that reason is reason.
+func renderedFalse(t *testing.T, ns, app, reason string) *metav1.Condition {
+	t.Helper()
+	var cond *metav1.Condition
+	eventually(t, "Rendered=False on "+app, func() bool {
+		a := get(t, &syncv1.Application{}, ns, app)
+		cond = meta.FindStatusCondition(a.Status.Conditions, syncv1.ConditionRendered)
+		return cond != nil && cond.Status == metav1.ConditionFalse && cond.Reason != syncv1.ReasonProgressing
+	})
+	if cond.Reason != reason {
+		t.Fatalf("Rendered reason %s: %s; want %s", cond.Reason, cond.Message, reason)
+	}
+	return cond
+}
+
+// checkNoDesiredState fails if a desired-state Secret exists for app.
+func checkNoDesiredState(t *testing.T, ns, app string) {
+	t.Helper()
+	var secrets corev1.SecretList
+	if err := k8s.List(t.Context(), &secrets, client.InNamespace(ns), client.MatchingLabels{syncv1.ApplicationLabel: app}); err != nil {
+		t.Fatal(err)
+	}
+	if len(secrets.Items) != 0 {
+		t.Fatalf("desired-state Secret %s exists for a refused Application", secrets.Items[0].Name)
+	}
 }
 
 // checkMessage asserts a refusal message names each of wants, is bounded
