@@ -31,6 +31,7 @@ type Sink struct {
 	out      io.Writer
 	mu       sync.Mutex
 	requests []SinkRequest
+	failWith int
 }
 
 // SinkRequest is one delivery the Sink received.
@@ -41,6 +42,8 @@ type SinkRequest struct {
 	// SignatureOK says whether the signature matched Key.
 	SignatureOK bool
 	At          time.Time
+	// Status is the HTTP status the Sink answered.
+	Status int
 }
 
 // StartSink serves on a free loopback port, writing its certificate into
@@ -78,6 +81,17 @@ func (s *Sink) PrintTo(w io.Writer) {
 	s.out = w
 }
 
+// FailWith makes the Sink answer every later request with status, still
+// recording it, as a receiver that is down or broken would.
+func (s *Sink) FailWith(status int) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.failWith = status
+}
+
+// Heal makes the Sink accept requests again.
+func (s *Sink) Heal() { s.FailWith(0) }
+
 // Close stops serving.
 func (s *Sink) Close() { s.srv.Close() }
 
@@ -92,6 +106,10 @@ func (s *Sink) serve(w http.ResponseWriter, req *http.Request) {
 		r.SignatureOK = hmac.Equal([]byte(req.Header.Get("X-Kuvryn-Sync-Signature")), []byte(signature(body, s.Key)))
 	}
 	s.mu.Lock()
+	r.Status = http.StatusNoContent
+	if s.failWith != 0 {
+		r.Status = s.failWith
+	}
 	s.requests = append(s.requests, r)
 	out := s.out
 	s.mu.Unlock()
@@ -108,7 +126,7 @@ func (s *Sink) serve(w http.ResponseWriter, req *http.Request) {
 		fmt.Fprintf(out, "sink: %s %s event=%s signature-verified=%s\n  %s\n",
 			req.Method, req.URL.Path, req.Header.Get("X-Kuvryn-Sync-Event"), verified, pretty.String())
 	}
-	w.WriteHeader(http.StatusNoContent)
+	w.WriteHeader(r.Status)
 }
 
 // signature is what a receiver expects in X-Kuvryn-Sync-Signature, computed
