@@ -48,6 +48,9 @@ type Options struct {
 	// Stages are more kwok Stage files, such as those that hold labelled
 	// Pods in a failing state; see controlplane.Options.Stages.
 	Stages []string
+	// ControllerManagerFlags are more kube-controller-manager flags; see
+	// controlplane.Options.ControllerManagerFlags.
+	ControllerManagerFlags []string
 }
 
 // Env is a running Kuvryn Sync.
@@ -88,7 +91,7 @@ func Start(ctx context.Context, o Options) (env *Env, err error) {
 	if err = os.MkdirAll(cpDir, 0o755); err != nil {
 		return nil, err
 	}
-	if env.CP, err = controlplane.Start(ctx, controlplane.Options{Full: true, Dir: cpDir, Stages: o.Stages}); err != nil {
+	if env.CP, err = controlplane.Start(ctx, controlplane.Options{Full: true, Dir: cpDir, Stages: o.Stages, ControllerManagerFlags: o.ControllerManagerFlags}); err != nil {
 		return nil, err
 	}
 	if env.Client, err = client.New(env.CP.Config, client.Options{Scheme: manager.Scheme()}); err != nil {

@@ -62,6 +62,7 @@ func main() {
 	keep := flag.Bool("keep", false, "keep the working directory (logs of every service)")
 	flag.StringVar(&extraFlags.source, "source-flags", "", "space-separated flags added to the source-controller's defaults")
 	flag.StringVar(&extraFlags.sync, "sync-flags", "", "space-separated flags added to the sync-controller's defaults")
+	flag.StringVar(&extraFlags.kcm, "kcm-flags", "", "space-separated flags added to kube-controller-manager's, such as \"--kube-api-qps=200 --kube-api-burst=400\"")
 	flag.Parse()
 	ctrl.SetLogger(logr.Discard())
 	var ns []int
@@ -73,8 +74,8 @@ func main() {
 		ns = append(ns, n)
 	}
 	fmt.Printf("bench-scale on %s: %d CPUs, %s; load average %s\n", hostname(), runtime.NumCPU(), memTotal(), loadAverage())
-	if extraFlags.source != "" || extraFlags.sync != "" {
-		fmt.Printf("not the defaults: source-controller %q, sync-controller %q\n", extraFlags.source, extraFlags.sync)
+	if extraFlags.source != "" || extraFlags.sync != "" || extraFlags.kcm != "" {
+		fmt.Printf("not the defaults: source-controller %q, sync-controller %q, kube-controller-manager %q\n", extraFlags.source, extraFlags.sync, extraFlags.kcm)
 	}
 	for _, n := range ns {
 		r, err := measure(n, *commits, *workers, *keep)
@@ -86,7 +87,7 @@ func main() {
 }
 
 // extraFlags are flags added to the services' defaults, to compare settings.
-var extraFlags struct{ source, sync string }
+var extraFlags struct{ source, sync, kcm string }
 
 func fail(err error) {
 	fmt.Fprintln(os.Stderr, "bench-scale:", err)
@@ -142,7 +143,7 @@ func measure(n, commits, workers int, keep bool) (res *result, err error) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 2*phaseTimeout)
 	defer cancel()
-	env, err := harness.Start(ctx, harness.Options{Dir: dir})
+	env, err := harness.Start(ctx, harness.Options{Dir: dir, ControllerManagerFlags: strings.Fields(extraFlags.kcm)})
 	if err != nil {
 		return nil, err
 	}

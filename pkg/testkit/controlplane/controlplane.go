@@ -54,6 +54,11 @@ type Options struct {
 	// dashes to value, set over envtest's own, such as
 	// "authentication-config" for a test that trusts an OIDC issuer.
 	APIServerFlags map[string]string
+	// ControllerManagerFlags are more kube-controller-manager flags for
+	// Full, whole arguments such as "--kube-api-qps=200", after the defaults
+	// so that they win; a benchmark uses them to lift the manager's client
+	// rate, which otherwise bounds how fast Deployments become observed.
+	ControllerManagerFlags []string
 }
 
 // ControlPlane is a running control plane.
@@ -181,7 +186,7 @@ func (cp *ControlPlane) startComponents(ctx context.Context, o Options) error {
 		name string
 		args []string
 	}{
-		{"kube-controller-manager", []string{
+		{"kube-controller-manager", append([]string{
 			"--kubeconfig=" + cp.Kubeconfig,
 			"--authentication-kubeconfig=" + cp.Kubeconfig,
 			"--authorization-kubeconfig=" + cp.Kubeconfig,
@@ -194,7 +199,7 @@ func (cp *ControlPlane) startComponents(ctx context.Context, o Options) error {
 			"--concurrent-deployment-syncs=10",
 			"--concurrent-replicaset-syncs=10",
 			"--concurrent-job-syncs=10",
-		}},
+		}, o.ControllerManagerFlags...)},
 		{"kube-scheduler", []string{
 			"--kubeconfig=" + cp.Kubeconfig,
 			"--authentication-kubeconfig=" + cp.Kubeconfig,
