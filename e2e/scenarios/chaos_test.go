@@ -48,13 +48,10 @@ func chaosRollouts(t *testing.T) int {
 	return n
 }
 
-// TestE2E_Chaos_KilledServicesCompleteEveryRolloutAndRunNoHookTwice sends
-// SIGKILL to the sync-controller and the source-controller at seeded random
-// points of rollouts with a pre-sync hook, three waves and a post-sync hook,
-// and restarts them. After each, the rollout completes and no hook Job was
-// created twice, as counted from a watch on the API server.
-func TestE2E_Chaos_KilledServicesCompleteEveryRolloutAndRunNoHookTwice(t *testing.T) {
-	rollouts := chaosRollouts(t)
+// chaosSeed is KUVRYN_CHAOS_SEED, default the clock, logged so that a
+// failing run can be repeated, and a generator of kill points from it.
+func chaosSeed(t *testing.T) (int64, *rand.Rand) {
+	t.Helper()
 	seed := time.Now().UnixNano()
 	if v := os.Getenv(chaosSeedEnv); v != "" {
 		var err error
@@ -62,8 +59,19 @@ func TestE2E_Chaos_KilledServicesCompleteEveryRolloutAndRunNoHookTwice(t *testin
 			t.Fatalf("%s=%q: want an integer", chaosSeedEnv, v)
 		}
 	}
-	t.Logf("chaos seed %d (rerun with %s=%d), %d rollouts", seed, chaosSeedEnv, seed, rollouts)
-	rng := rand.New(rand.NewPCG(uint64(seed), 0))
+	t.Logf("chaos seed %d (rerun with %s=%d)", seed, chaosSeedEnv, seed)
+	return seed, rand.New(rand.NewPCG(uint64(seed), 0))
+}
+
+// TestE2E_Chaos_KilledServicesCompleteEveryRolloutAndRunNoHookTwice sends
+// SIGKILL to the sync-controller and the source-controller at seeded random
+// points of rollouts with a pre-sync hook, three waves and a post-sync hook,
+// and restarts them. After each, the rollout completes and no hook Job was
+// created twice, as counted from a watch on the API server.
+func TestE2E_Chaos_KilledServicesCompleteEveryRolloutAndRunNoHookTwice(t *testing.T) {
+	rollouts := chaosRollouts(t)
+	seed, rng := chaosSeed(t)
+	t.Logf("%d rollouts", rollouts)
 	clientset, err := kubernetes.NewForConfig(env.CP.Config)
 	if err != nil {
 		t.Fatal(err)
