@@ -165,8 +165,9 @@ func TestHostileConsoleRequest_EveryRequestIsRefusedAndNothingChanges(t *testing
 		{name: "double slash host-like path", method: "GET", path: "//evil.example/applications", cookies: signedIn,
 			status: http.StatusNotFound},
 
-		// Names that are not Kubernetes names are looked up, not trusted,
-		// and echoed escaped.
+		// Names that are not Kubernetes names find nothing (404, an empty
+		// list) or are refused by client-go before sending (502, as above);
+		// an echo of them is escaped.
 		{name: "script as the Application name", method: "GET", path: "/applications/" + f.ns + "/%3Cscript%3Ealert(3)%3C%2Fscript%3E",
 			cookies: signedIn, status: http.StatusBadGateway, notWant: []string{"<script"}},
 		{name: "script as the Application namespace", method: "GET", path: "/applications/%3Cb%3Eowned/shop",
