@@ -46,10 +46,8 @@ func parseInventoryEntry(entry string) (*unstructured.Unstructured, error) {
 	return obj, nil
 }
 
-// loadDesired reads the rendered objects of ro's Revision, verifies them
-// against the digest the Revision pins, and has desired.Prepare check and
-// order them. The desired-state Secret is read without a cache, so memory
-// does not grow with the number of Revisions kept. Problems with the content
+// loadDesired reads the rendered objects of ro's Revision (readDesired)
+// and has desired.Prepare check and order them. Problems with the content
 // are *failure values with reason ValidationFailure; other errors are
 // transient.
 func (r *Reconciler) loadDesired(ctx context.Context, ro *rollout) (*desired.State, error) {
@@ -57,6 +55,29 @@ func (r *Reconciler) loadDesired(ctx context.Context, ro *rollout) (*desired.Sta
 		return ro.desired, nil
 	}
 	rev := ro.rev
+	ref := rev.Spec.DesiredState
+	cacheKey := desiredKey{namespace: rev.Namespace, secret: ref.SecretName, digest: ref.Digest}
+	objs, err := r.readDesired(ctx, rev, cacheKey)
+	if err != nil {
+		return nil, err
+	}
+	ds, err := desired.Prepare(objs, ro.app.DestinationNamespace(), ro.owner(), r.scopeOf)
+	if err != nil {
+		return nil, invalidDesired(rev, "%v", err)
+	}
+	ro.desired = ds
+	return ds, nil
+}
+
+// readDesired decodes the desired state of rev, verified against the digest
+// the Revision pins. The desired-state Secret is read without the manager's
+// cache, so memory does not grow with the number of Revisions kept; what was
+// verified is kept in r.desiredStates by its digest, so later passes of the
+// rollout do not read it again.
+func (r *Reconciler) readDesired(ctx context.Context, rev *syncv1.Revision, cacheKey desiredKey) ([]*unstructured.Unstructured, error) {
+	if data := r.desiredStates.get(cacheKey); data != nil {
+		return desiredstate.Decode(data)
+	}
 	ref := rev.Spec.DesiredState
 	secret := &corev1.Secret{}
 	key := types.NamespacedName{Namespace: rev.Namespace, Name: ref.SecretName}
@@ -66,14 +87,12 @@ func (r *Reconciler) loadDesired(ctx context.Context, ro *rollout) (*desired.Sta
 		}
 		return nil, fmt.Errorf("reading desired-state Secret %s: %w", key, err)
 	}
-	invalid := func(format string, args ...any) error {
-		return &failure{reason: syncv1.ReasonValidationFailure,
-			message: fmt.Sprintf("Revision %s: ", rev.Name) + fmt.Sprintf(format, args...)}
-	}
+	invalid := func(format string, args ...any) error { return invalidDesired(rev, format, args...) }
 	if secret.Type != syncv1.DesiredStateSecretType {
 		return nil, invalid("Secret %s has type %q, want %q", key, secret.Type, syncv1.DesiredStateSecretType)
 	}
-	objs, err := desiredstate.Decode(secret.Data[desiredstate.DataKey])
+	data := secret.Data[desiredstate.DataKey]
+	objs, err := desiredstate.Decode(data)
 	if err != nil {
 		return nil, invalid("Secret %s key %s: %v", key, desiredstate.DataKey, err)
 	}
@@ -83,13 +102,13 @@ func (r *Reconciler) loadDesired(ctx context.Context, ro *rollout) (*desired.Sta
 	} else if digest != ref.Digest {
 		return nil, invalid("Secret %s holds desired state %s, but spec.desiredState.digest pins %s", key, digest, ref.Digest)
 	}
+	r.desiredStates.put(cacheKey, data)
+	return objs, nil
+}
 
-	ds, err := desired.Prepare(objs, ro.app.DestinationNamespace(), ro.owner(), r.scopeOf)
-	if err != nil {
-		return nil, invalid("%v", err)
-	}
-	ro.desired = ds
-	return ds, nil
+// invalidDesired is the ValidationFailure of rev's desired state.
+func invalidDesired(rev *syncv1.Revision, format string, args ...any) error {
+	return &failure{reason: syncv1.ReasonValidationFailure, message: fmt.Sprintf("Revision %s: ", rev.Name) + fmt.Sprintf(format, args...)}
 }
 
 // owner is the value of the owned-by annotation on what ro applies.

@@ -108,6 +108,8 @@ type Reconciler struct {
 
 	// watches start drift watches; nil until SetupWithManager.
 	watches *driftWatches
+	// desiredStates keeps verified desired states by digest (desired_cache.go).
+	desiredStates desiredCache
 	// accountsSeen maps service accounts (types.NamespacedName) to when they
 	// were last found to exist.
 	accountsSeen sync.Map
