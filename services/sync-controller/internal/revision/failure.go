@@ -103,8 +103,24 @@ func failureOf(obj *unstructured.Unstructured, verb string, err error, invalidRe
 		apierrors.IsRequestEntityTooLargeError(err), apierrors.IsUnsupportedMediaType(err):
 		return &failure{reason: invalidReason, message: fmt.Sprintf("%s %s: %s", verb, id, apiMessage(obj, err))}
 	}
+	if redact.IsSecret(obj) && errors.As(err, &status) {
+		// A transient error is shown in the Planned condition and logged,
+		// and the API server's message may quote a value: Server-Side
+		// Apply's "failed to create typed patch object" does.
+		return &redactedError{message: fmt.Sprintf("%s %s: %s", verb, id, apiMessage(obj, err)), err: err}
+	}
 	return fmt.Errorf("%s %s: %w", verb, id, err)
 }
+
+// redactedError is an API error about a Secret whose text is replaced by
+// apiMessage's; errors.Is and errors.As still see the API error.
+type redactedError struct {
+	message string
+	err     error
+}
+
+func (e *redactedError) Error() string { return e.message }
+func (e *redactedError) Unwrap() error { return e.err }
 
 func hasConflictCauses(s metav1.Status) bool {
 	if s.Details == nil {
@@ -166,12 +182,17 @@ func apiMessage(obj *unstructured.Unstructured, err error) string {
 		return err.Error()
 	}
 	var status apierrors.APIStatus
+	reason := string(apierrors.ReasonForError(err))
+	if reason == "" && errors.As(err, &status) {
+		// An internal error may come without a reason; its code still tells.
+		reason = fmt.Sprintf("HTTP %d", status.Status().Code)
+	}
 	if !errors.As(err, &status) || status.Status().Details == nil || len(status.Status().Details.Causes) == 0 {
-		return fmt.Sprintf("refused by the API server (%s)", apierrors.ReasonForError(err))
+		return fmt.Sprintf("refused by the API server (%s)", reason)
 	}
 	var fields []string
 	for _, c := range status.Status().Details.Causes {
 		fields = append(fields, fmt.Sprintf("%s: %s", c.Field, c.Type))
 	}
-	return fmt.Sprintf("refused by the API server (%s): %s", apierrors.ReasonForError(err), strings.Join(fields, ", "))
+	return fmt.Sprintf("refused by the API server (%s): %s", reason, strings.Join(fields, ", "))
 }
