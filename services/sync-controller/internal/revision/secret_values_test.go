@@ -123,7 +123,17 @@ func TestSecretValue_FoundNowhereWhenTheAPIServerRefusesTheSecret(t *testing.T) 
 			secret: func(v string) *unstructured.Unstructured {
 				return secretManifest("db", func(o map[string]any) { o["data"] = map[string]any{"password": v + "*!"} })
 			},
-			refused: true, retried: true, field: "illegal base64 data",
+			refused: true, retried: true, field: "refused by the API server",
+		},
+		{
+			// Server-Side Apply's schema check quotes the offending value.
+			name: "stringData value that is not a string",
+			secret: func(v string) *unstructured.Unstructured {
+				return secretManifest("db", func(o map[string]any) {
+					o["stringData"] = map[string]any{"password": map[string]any{"value": v}}
+				})
+			},
+			refused: true, retried: true, field: "refused by the API server",
 		},
 		{
 			name: "immutable Secret given a new value",
