@@ -10,7 +10,9 @@ import (
 // passed, and a state larger than the bound is not kept.
 func TestDesiredCache_KeepsRecentStatesWithinItsBound(t *testing.T) {
 	third := desiredCacheBytes / 3
-	key := func(digest string) desiredKey { return desiredKey{namespace: "team", secret: "shop-abc", digest: digest} }
+	key := func(digest string) desiredKey {
+		return desiredKey{namespace: "team", secret: "shop-abc", digest: digest}
+	}
 	for _, tc := range []struct {
 		name    string
 		puts    []string
