@@ -19,6 +19,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	syncv1 "github.com/kuvryn/kuvryn-sync/apis/v1alpha1"
+	"github.com/kuvryn/kuvryn-sync/e2e/harness"
 	"github.com/kuvryn/kuvryn-sync/pkg/testkit/controlplane"
 )
 
@@ -63,11 +64,17 @@ func chaosSeed(t *testing.T) (int64, *rand.Rand) {
 	return seed, rand.New(rand.NewPCG(uint64(seed), 0))
 }
 
+// otherServices take turns at the third kill of each chaos rollout: the
+// rollout does not go through them, but no service may be the one whose
+// death stalls it, and each must come back ready.
+var otherServices = []string{"web", "notify-controller", "image-controller"}
+
 // TestE2E_Chaos_KilledServicesCompleteEveryRolloutAndRunNoHookTwice sends
-// SIGKILL to the sync-controller and the source-controller at seeded random
-// points of rollouts with a pre-sync hook, three waves and a post-sync hook,
-// and restarts them. After each, the rollout completes and no hook Job was
-// created twice, as counted from a watch on the API server.
+// SIGKILL to the sync-controller, the source-controller and one of the other
+// services (in turn) at seeded random points of rollouts with a pre-sync
+// hook, three waves and a post-sync hook, and restarts them. After each, the
+// rollout completes and no hook Job was created twice, as counted from a
+// watch on the API server.
 func TestE2E_Chaos_KilledServicesCompleteEveryRolloutAndRunNoHookTwice(t *testing.T) {
 	rollouts := chaosRollouts(t)
 	seed, rng := chaosSeed(t)
@@ -89,9 +96,10 @@ func TestE2E_Chaos_KilledServicesCompleteEveryRolloutAndRunNoHookTwice(t *testin
 		plan := []kill{
 			{time.Duration(rng.Int64N(int64(chaosWindow))), "sync-controller"},
 			{time.Duration(rng.Int64N(int64(chaosWindow))), "source-controller"},
+			{time.Duration(rng.Int64N(int64(chaosWindow))), otherServices[i%len(otherServices)]},
 		}
 		sort.Slice(plan, func(a, b int) bool { return plan[a].at < plan[b].at })
-		t.Logf("rollout %d: kill %s at %s, %s at %s", i, plan[0].service, plan[0].at, plan[1].service, plan[1].at)
+		t.Logf("rollout %d: kill %s at %s, %s at %s, %s at %s", i, plan[0].service, plan[0].at, plan[1].service, plan[1].at, plan[2].service, plan[2].at)
 
 		start := time.Now()
 		repository(t, ns, "platform", chaosRepository())
@@ -119,9 +127,13 @@ func TestE2E_Chaos_KilledServicesCompleteEveryRolloutAndRunNoHookTwice(t *testin
 			}
 		}
 	}
-	t.Logf("chaos seed %d: %d kills (sync-controller %d, source-controller %d; %d before the rollout completed), "+
-		"%d/%d rollouts completed, %d hook Jobs created twice",
-		seed, kills["sync-controller"]+kills["source-controller"], kills["sync-controller"], kills["source-controller"],
+	total := 0
+	for _, n := range kills {
+		total += n
+	}
+	t.Logf("chaos seed %d: %d kills (sync-controller %d, source-controller %d, web %d, notify-controller %d, image-controller %d; "+
+		"%d before the rollout completed), %d/%d rollouts completed, %d hook Jobs created twice",
+		seed, total, kills["sync-controller"], kills["source-controller"], kills["web"], kills["notify-controller"], kills["image-controller"],
 		midRollout, completed, rollouts, rerun)
 }
 
@@ -160,13 +172,17 @@ func deployed(t *testing.T, ns, name string) bool {
 }
 
 // restartService kills service with SIGKILL and starts it again with the
-// same flags; the sync-controller is restarted only once its webhook
-// serves again, as Applications cannot change without it.
+// same flags, waiting until it is ready; the sync-controller is restarted
+// only once its webhook serves again, as Applications cannot change without
+// it.
 func restartService(t *testing.T, service string) {
 	t.Helper()
-	running := &sourceController
-	if service == "sync-controller" {
-		running = &syncController
+	running, ok := map[string]**harness.Process{
+		"sync-controller": &syncController, "source-controller": &sourceController,
+		"web": &services.Web, "notify-controller": &services.Notify, "image-controller": &services.Image,
+	}[service]
+	if !ok {
+		t.Fatalf("no service %q to restart", service)
 	}
 	(*running).Kill()
 	restarted, err := env.Restart(t.Context(), *running)
