@@ -83,6 +83,12 @@ func (ro *rollout) fail(at failedAt, f *failure) {
 	}
 }
 
+// typedPatchRefusal starts the API server's answer to a manifest that does
+// not fit the kind's schema, such as a string where a number belongs. It
+// comes as an internal error (HTTP 500), but the same manifest is refused
+// every time, so retrying cannot help.
+const typedPatchRefusal = "failed to create typed patch object"
+
 // conflictManager finds the manager in a cause message such as
 // `conflict with "kubectl-edit" using apps/v1`.
 var conflictManager = regexp.MustCompile(`conflict with "([^"]*)"`)
@@ -101,6 +107,8 @@ func failureOf(obj *unstructured.Unstructured, verb string, err error, invalidRe
 		return &failure{reason: syncv1.ReasonApplyFailed, message: fmt.Sprintf("%s %s: %s", verb, id, apiMessage(obj, err))}
 	case apierrors.IsInvalid(err), apierrors.IsBadRequest(err), apierrors.IsMethodNotSupported(err),
 		apierrors.IsRequestEntityTooLargeError(err), apierrors.IsUnsupportedMediaType(err):
+		return &failure{reason: invalidReason, message: fmt.Sprintf("%s %s: %s", verb, id, apiMessage(obj, err))}
+	case apierrors.IsInternalError(err) && strings.Contains(err.Error(), typedPatchRefusal):
 		return &failure{reason: invalidReason, message: fmt.Sprintf("%s %s: %s", verb, id, apiMessage(obj, err))}
 	}
 	if redact.IsSecret(obj) && errors.As(err, &status) {

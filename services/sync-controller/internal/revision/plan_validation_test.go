@@ -42,3 +42,25 @@ func TestPlan_UnservedKindWithoutDefinitionFailsValidation(t *testing.T) {
 		t.Errorf("Planned = %+v, want ValidationFailure naming the unserved kind", c)
 	}
 }
+
+// TestPlan_FieldOfTheWrongTypeFailsNamingTheFieldAndAppliesNothing: the API
+// server answers a manifest that does not fit the kind's schema with an
+// internal error (HTTP 500), which comes again on every retry; the plan
+// fails at once, naming the object and the field, instead of retrying.
+func TestPlan_FieldOfTheWrongTypeFailsNamingTheFieldAndAppliesNothing(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	e.startController(defaultOptions())
+	e.createApplication("shop", nil)
+	bad := object(t, "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: bad\ndata:\n  size: {large: true}\n")
+	name := e.publish("shop", configMap(t, "good"), bad)
+
+	rev := e.waitForPhase(name, syncv1.PhaseFailed)
+	c := condition(rev.Status.Conditions, syncv1.ConditionPlanned)
+	if c.Status != "False" || c.Reason != syncv1.ReasonValidationFailure || !contains(c.Message, "ConfigMap", "bad", ".data.size", typedPatchRefusal) {
+		t.Errorf("Planned = %+v, want False, ValidationFailure, naming the object and the field .data.size", c)
+	}
+	if e.get("v1", "ConfigMap", "good") != nil {
+		t.Error("an object of a Revision that failed planning was applied")
+	}
+}

@@ -126,14 +126,16 @@ func TestSecretValue_FoundNowhereWhenTheAPIServerRefusesTheSecret(t *testing.T) 
 			refused: true, retried: true, field: "refused by the API server",
 		},
 		{
-			// Server-Side Apply's schema check quotes the offending value.
+			// Server-Side Apply's schema check quotes the offending value,
+			// as an HTTP 500 that fails the Revision, since it comes again
+			// on every retry.
 			name: "stringData value that is not a string",
 			secret: func(v string) *unstructured.Unstructured {
 				return secretManifest("db", func(o map[string]any) {
 					o["stringData"] = map[string]any{"password": map[string]any{"value": v}}
 				})
 			},
-			refused: true, retried: true, field: "refused by the API server",
+			refused: true, field: "refused by the API server (HTTP 500)",
 		},
 		{
 			name: "immutable Secret given a new value",
