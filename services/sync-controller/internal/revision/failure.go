@@ -106,9 +106,8 @@ func failureOf(obj *unstructured.Unstructured, verb string, err error, invalidRe
 	case apierrors.IsForbidden(err):
 		return &failure{reason: syncv1.ReasonApplyFailed, message: fmt.Sprintf("%s %s: %s", verb, id, apiMessage(obj, err))}
 	case apierrors.IsInvalid(err), apierrors.IsBadRequest(err), apierrors.IsMethodNotSupported(err),
-		apierrors.IsRequestEntityTooLargeError(err), apierrors.IsUnsupportedMediaType(err):
-		return &failure{reason: invalidReason, message: fmt.Sprintf("%s %s: %s", verb, id, apiMessage(obj, err))}
-	case apierrors.IsInternalError(err) && strings.Contains(err.Error(), typedPatchRefusal):
+		apierrors.IsRequestEntityTooLargeError(err), apierrors.IsUnsupportedMediaType(err),
+		apierrors.IsInternalError(err) && strings.Contains(err.Error(), typedPatchRefusal):
 		return &failure{reason: invalidReason, message: fmt.Sprintf("%s %s: %s", verb, id, apiMessage(obj, err))}
 	}
 	if redact.IsSecret(obj) && errors.As(err, &status) {
