@@ -1,7 +1,6 @@
 package scenarios_test
 
 import (
-	"sort"
 	"strings"
 	"testing"
 	"time"
@@ -48,25 +47,11 @@ func TestE2E_Chaos_KilledServicesLoseNoApprovalAndForgeNone(t *testing.T) {
 		t.Fatalf("ksync approve: %v\n%s%s", err, out, errOut)
 	}
 	approved := get(t, &syncv1.Revision{}, ns, first).Status.Plan.Digest
-	type kill struct {
-		at      time.Duration
-		service string
-	}
-	plan := []kill{
-		{time.Duration(rng.Int64N(int64(chaosWindow))), "sync-controller"},
-		{time.Duration(rng.Int64N(int64(chaosWindow))), "source-controller"},
-	}
-	sort.Slice(plan, func(a, b int) bool { return plan[a].at < plan[b].at })
-	t.Logf("approved %s; kill %s at %s, %s at %s", approved, plan[0].service, plan[0].at, plan[1].service, plan[1].at)
-	start, midRollout := time.Now(), 0
-	for _, k := range plan {
-		time.Sleep(time.Until(start.Add(k.at)))
-		if !deployed(t, ns, "shop") {
-			midRollout++
-		}
-		restartService(t, k.service)
-		kills++
-	}
+	plan := killPlan(rng, "sync-controller", "source-controller")
+	t.Logf("approved %s; %s", approved, plan)
+	count := map[string]int{}
+	midRollout := plan.run(t, ns, time.Now(), count)
+	kills += len(plan)
 	if got := waitHealthy(t, ns, "shop", ""); got != first {
 		t.Fatalf("deployed %s, want the approved Revision %s", got, first)
 	}

@@ -7,6 +7,7 @@ import (
 	"os"
 	"sort"
 	"strconv"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -23,8 +24,9 @@ import (
 	"github.com/kuvryn/kuvryn-sync/pkg/testkit/controlplane"
 )
 
-// Environment of the fault suite: how many rollouts to disturb (two kills
-// each, one per service) and the seed of the kill points. CI runs one
+// Environment of the fault suite: how many rollouts to disturb (three kills
+// each: the sync-controller, the source-controller and one other service)
+// and the seed of the kill points. CI runs one
 // rollout; make e2e-chaos runs ten.
 const (
 	chaosRolloutsEnv = "KUVRYN_CHAOS_ROLLOUTS"
@@ -69,6 +71,50 @@ func chaosSeed(t *testing.T) (int64, *rand.Rand) {
 // death stalls it, and each must come back ready.
 var otherServices = []string{"web", "notify-controller", "image-controller"}
 
+// kill is one SIGKILL of a chaos test: which service, how long after the
+// start.
+type kill struct {
+	at      time.Duration
+	service string
+}
+
+// schedule is a chaos test's kills, in the order they come.
+type schedule []kill
+
+// killPlan draws a kill of each service within chaosWindow from rng.
+func killPlan(rng *rand.Rand, services ...string) schedule {
+	plan := make(schedule, 0, len(services))
+	for _, s := range services {
+		plan = append(plan, kill{time.Duration(rng.Int64N(int64(chaosWindow))), s})
+	}
+	sort.Slice(plan, func(a, b int) bool { return plan[a].at < plan[b].at })
+	return plan
+}
+
+func (p schedule) String() string {
+	parts := make([]string, len(p))
+	for i, k := range p {
+		parts[i] = fmt.Sprintf("kill %s at %s", k.service, k.at)
+	}
+	return strings.Join(parts, ", ")
+}
+
+// run kills and restarts each service at its time after start, counting
+// the kills per service in count, and returns how many came before the
+// Application shop of ns was deployed.
+func (p schedule) run(t *testing.T, ns string, start time.Time, count map[string]int) (midRollout int) {
+	t.Helper()
+	for _, k := range p {
+		time.Sleep(time.Until(start.Add(k.at)))
+		if !deployed(t, ns, "shop") {
+			midRollout++
+		}
+		restartService(t, k.service)
+		count[k.service]++
+	}
+	return midRollout
+}
+
 // TestE2E_Chaos_KilledServicesCompleteEveryRolloutAndRunNoHookTwice sends
 // SIGKILL to the sync-controller, the source-controller and one of the other
 // services (in turn) at seeded random points of rollouts with a pre-sync
@@ -89,28 +135,11 @@ func TestE2E_Chaos_KilledServicesCompleteEveryRolloutAndRunNoHookTwice(t *testin
 	for i := range rollouts {
 		ns := namespace(t, fmt.Sprintf("e2e-chaos-%d", i))
 		jobs := watchJobCreations(t, clientset, ns)
-		type kill struct {
-			at      time.Duration
-			service string
-		}
-		plan := []kill{
-			{time.Duration(rng.Int64N(int64(chaosWindow))), "sync-controller"},
-			{time.Duration(rng.Int64N(int64(chaosWindow))), "source-controller"},
-			{time.Duration(rng.Int64N(int64(chaosWindow))), otherServices[i%len(otherServices)]},
-		}
-		sort.Slice(plan, func(a, b int) bool { return plan[a].at < plan[b].at })
-		t.Logf("rollout %d: kill %s at %s, %s at %s, %s at %s", i, plan[0].service, plan[0].at, plan[1].service, plan[1].at, plan[2].service, plan[2].at)
-
+		plan := killPlan(rng, "sync-controller", "source-controller", otherServices[i%len(otherServices)])
+		t.Logf("rollout %d: %s", i, plan)
 		start := time.Now()
 		repository(t, ns, "platform", chaosRepository())
-		for _, k := range plan {
-			time.Sleep(time.Until(start.Add(k.at)))
-			if !deployed(t, ns, "shop") {
-				midRollout++
-			}
-			restartService(t, k.service)
-			kills[k.service]++
-		}
+		midRollout += plan.run(t, ns, start, kills)
 		waitHealthy(t, ns, "shop", "")
 		completed++
 
