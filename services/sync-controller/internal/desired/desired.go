@@ -15,6 +15,7 @@ import (
 	syncv1 "github.com/kuvryn/kuvryn-sync/apis/v1alpha1"
 	"github.com/kuvryn/kuvryn-sync/pkg/desiredstate"
 	"github.com/kuvryn/kuvryn-sync/services/sync-controller/internal/hook"
+	"github.com/kuvryn/kuvryn-sync/services/sync-controller/internal/validation"
 	"github.com/kuvryn/kuvryn-sync/services/sync-controller/internal/wave"
 )
 
@@ -59,6 +60,8 @@ func Prepare(objs []*unstructured.Unstructured, namespace, owner string, scope S
 	for i, obj := range objs {
 		if problem := ds.place(obj, namespace, scope, crdScopes); problem != "" {
 			problems = append(problems, fmt.Sprintf("object %d (%s %q): %s", i, obj.GetKind(), obj.GetName(), problem))
+		} else if problem := bytesProblem(obj); problem != "" {
+			problems = append(problems, validation.Describe(obj)+": "+problem)
 		}
 	}
 	if len(problems) > 0 {

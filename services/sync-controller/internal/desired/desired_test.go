@@ -17,10 +17,11 @@ import (
 
 // served is what the API server of these tests serves: kind -> namespaced.
 var served = map[schema.GroupKind]bool{
-	{Kind: "ConfigMap"}:                                               true,
-	{Kind: "Namespace"}:                                               false,
-	{Group: "apps", Kind: "Deployment"}:                               true,
-	{Group: "batch", Kind: "Job"}:                                     true,
+	{Kind: "ConfigMap"}:                 true,
+	{Kind: "Secret"}:                    true,
+	{Kind: "Namespace"}:                 false,
+	{Group: "apps", Kind: "Deployment"}: true,
+	{Group: "batch", Kind: "Job"}:       true,
 	{Group: "rbac.authorization.k8s.io", Kind: "ClusterRole"}:         false,
 	{Group: "apiextensions.k8s.io", Kind: "CustomResourceDefinition"}: false,
 }
