@@ -1,7 +1,6 @@
 package scenarios_test
 
 import (
-	"bytes"
 	"crypto/rand"
 	"encoding/base64"
 	"encoding/json"
@@ -14,7 +13,6 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -28,6 +26,7 @@ import (
 
 	syncv1 "github.com/kuvryn/kuvryn-sync/apis/v1alpha1"
 	testgit "github.com/kuvryn/kuvryn-sync/pkg/testkit/git"
+	"github.com/kuvryn/kuvryn-sync/pkg/testkit/logbuffer"
 )
 
 // TestE2E_KsyncAppsAndReposShowWhatTheControllersReport: Applications
@@ -308,7 +307,7 @@ spec:
 
 	cmd := exec.CommandContext(t.Context(), filepath.Join(env.Root, "bin", "ksync"), "approve", "ledger", "-n", ns)
 	cmd.Env = append(os.Environ(), "KUBECONFIG="+carol, "NO_COLOR=1")
-	var stdout, stderr lockedBuffer
+	var stdout, stderr logbuffer.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	stdin, err := cmd.StdinPipe()
 	if err != nil {
@@ -639,24 +638,6 @@ func exitCode(err error) int {
 		return exit.ExitCode()
 	}
 	return -1
-}
-
-// lockedBuffer collects a running process's output while the test reads it.
-type lockedBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *lockedBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *lockedBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
 }
 
 // settled runs run until read, which reads the objects ksync prints and

@@ -1,7 +1,6 @@
 package controller
 
 import (
-	"bytes"
 	"context"
 	"crypto/x509"
 	"errors"
@@ -38,6 +37,7 @@ import (
 	"github.com/kuvryn/kuvryn-sync/pkg/manager"
 	"github.com/kuvryn/kuvryn-sync/pkg/ssa"
 	"github.com/kuvryn/kuvryn-sync/pkg/testkit/controlplane"
+	"github.com/kuvryn/kuvryn-sync/pkg/testkit/logbuffer"
 	"github.com/kuvryn/kuvryn-sync/services/notify-controller/internal/delivery"
 )
 
@@ -49,7 +49,7 @@ var (
 	cp         *controlplane.ControlPlane
 	admin      client.Client
 	controller *rest.Config
-	logs       syncBuffer
+	logs       logbuffer.Buffer
 )
 
 const timeout = 2 * time.Minute
@@ -124,24 +124,6 @@ func restrictedIdentity(ctx context.Context) (*rest.Config, error) {
 		return cp.AddUser(user)
 	}
 	return nil, errors.New("deploy/rbac/notify_controller_role.yaml holds no ClusterRole")
-}
-
-// syncBuffer is a log sink safe for concurrent writers.
-type syncBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *syncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *syncBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
 }
 
 // testEnv is one test's namespace and controller.

@@ -1,12 +1,10 @@
 package controller_test
 
 import (
-	"bytes"
 	"context"
 	"fmt"
 	"math"
 	"os"
-	"sync"
 	"testing"
 	"time"
 
@@ -22,6 +20,7 @@ import (
 	"github.com/kuvryn/kuvryn-sync/pkg/manager"
 	"github.com/kuvryn/kuvryn-sync/pkg/testkit/controlplane"
 	testgit "github.com/kuvryn/kuvryn-sync/pkg/testkit/git"
+	"github.com/kuvryn/kuvryn-sync/pkg/testkit/logbuffer"
 	"github.com/kuvryn/kuvryn-sync/services/source-controller/internal/controller"
 )
 
@@ -32,26 +31,8 @@ var (
 	// logs holds every line the manager logs, at every verbosity, and what
 	// client-go logs through klog, so tests can assert what never appears
 	// in them.
-	logs lockedBuffer
+	logs logbuffer.Buffer
 )
-
-// lockedBuffer is a bytes.Buffer safe for the manager's concurrent writers.
-type lockedBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *lockedBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *lockedBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
-}
 
 func TestMain(m *testing.M) {
 	os.Exit(run(m))

@@ -1,14 +1,12 @@
 package revision
 
 import (
-	"bytes"
 	"context"
 	"crypto/rand"
 	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"strings"
-	"sync"
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
@@ -24,33 +22,15 @@ import (
 
 	syncv1 "github.com/kuvryn/kuvryn-sync/apis/v1alpha1"
 	"github.com/kuvryn/kuvryn-sync/pkg/manager"
+	"github.com/kuvryn/kuvryn-sync/pkg/testkit/logbuffer"
 )
-
-// logBuffer collects a controller's log lines; the manager logs from
-// several goroutines.
-type logBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *logBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *logBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
-}
 
 // startLoggedController is startController with the manager, and so every
 // reconcile's logger, writing to a buffer the test reads. Debug level is on
 // so that whatever the controller logs at any verbosity is scanned.
-func (e *testEnv) startLoggedController(o Options) *logBuffer {
+func (e *testEnv) startLoggedController(o Options) *logbuffer.Buffer {
 	e.t.Helper()
-	logs := &logBuffer{}
+	logs := &logbuffer.Buffer{}
 	mgr, err := ctrl.NewManager(cp.Config, ctrl.Options{
 		Scheme:                 manager.Scheme(),
 		Logger:                 zap.New(zap.UseDevMode(true), zap.WriteTo(logs)),
