@@ -122,7 +122,11 @@ func (r *Reconciler) advanceHook(ctx context.Context, ro *rollout, stage hook.St
 	case syncv1.HookPending:
 		if live == nil {
 			// The previous attempt's object was deleted when this one
-			// started, so whatever exists now this attempt created.
+			// started, so whatever exists now this attempt created, once
+			// the attempt is on record.
+			if err := r.recordAttempt(ctx, ro); err != nil {
+				return nil, err
+			}
 			if live, err = applyObject(ctx, ro.client, withHookFinalizer(obj), false, false, syncv1.ReasonHookFailed); err != nil {
 				if f, ok := asFailure(err); ok {
 					return nil, hookFailed("could not be created: %s", f.message)

@@ -18,8 +18,8 @@ import (
 // object of a wave to be Healthy before the next. A Pending wave's objects
 // are added to the inventory and checkpointed first, so prune knows about
 // them even if the controller stops mid-apply; they are then applied in kind
-// order and the wave is checkpointed Applying. A wave found Applying is only
-// watched, never applied again, unless one of its objects has vanished.
+// order and the wave is Applying. A wave found Applying is only watched,
+// never applied again, unless one of its objects has vanished.
 func (r *Reconciler) applyWaves(ctx context.Context, ro *rollout) (step, error) {
 	if !ro.rolling() {
 		return proceed, nil
@@ -41,6 +41,8 @@ func (r *Reconciler) applyWaves(ctx context.Context, ro *rollout) (step, error) 
 				if err := r.checkpoint(ctx, ro); err != nil {
 					return halt, err
 				}
+			} else if err := r.recordAttempt(ctx, ro); err != nil {
+				return halt, err
 			}
 			s, err := r.applyWave(ctx, ro, ds, g)
 			if f, ok := asFailure(err); ok {
@@ -53,9 +55,6 @@ func (r *Reconciler) applyWaves(ctx context.Context, ro *rollout) (step, error) 
 			ws.State = syncv1.WaveApplying
 			ro.setRevCondition(syncv1.ConditionRolloutComplete, metav1.ConditionFalse, syncv1.ReasonProgressing,
 				fmt.Sprintf("attempt %d: applied wave %d (%d object(s)), waiting for it to be Healthy", ro.rev.Status.Attempt, g.Wave, len(g.Objects)))
-			if err := r.checkpoint(ctx, ro); err != nil {
-				return halt, err
-			}
 		}
 		ready, err := r.waveHealthy(ctx, ro, g)
 		if f, ok := asFailure(err); ok {

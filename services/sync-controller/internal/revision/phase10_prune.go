@@ -50,6 +50,11 @@ func (r *Reconciler) prune(ctx context.Context, ro *rollout) (step, error) {
 			ro.rev.Name, len(stale), names)
 		return proceed, nil
 	}
+	if len(stale) > 0 {
+		if err := r.recordAttempt(ctx, ro); err != nil {
+			return halt, err
+		}
+	}
 	for _, live := range stale {
 		err := deleteObject(ctx, ro.client, live)
 		if err == nil {

@@ -7,9 +7,9 @@
 // Reconcile builds a rollout (rollout.go) and runs the phases listed in
 // phases, in order. Phase NN of the lifecycle lives in phaseNN_<name>.go,
 // so the file list reads as the lifecycle; 13, after assessing health, is
-// diagnosis's. Status is recorded at the end of each pass, after durable
-// phases and at the checkpoints (checkpoint.go); a Revision fails only
-// through rollout.fail (failure.go).
+// diagnosis's. Status is recorded at the end of each pass and at the
+// checkpoints (checkpoint.go); a Revision fails only through rollout.fail
+// (failure.go).
 package revision
 
 import (
@@ -226,7 +226,7 @@ func (r *Reconciler) phases() []phase {
 		{name: "resolveServiceAccount", run: r.resolveServiceAccount},
 		{name: "plan", run: r.plan},
 		{name: "awaitApproval", run: r.awaitApproval},
-		{name: "startRollout", run: r.startRollout, durable: true},
+		{name: "startRollout", run: r.startRollout},
 		{name: "preSyncHooks", run: r.runHooks(hook.PreSync)},
 		{name: "applyWaves", run: r.applyWaves},
 		{name: "prune", run: r.prune},
@@ -262,8 +262,8 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (result ct
 }
 
 // run runs the phases over ro and records status once at the end of the
-// pass, after a durable phase, when a phase fails, and at the checkpoints
-// the phases take before steps a restarted controller must know about.
+// pass, when a phase fails, and at the checkpoints the phases take before
+// steps a restarted controller must know about (checkpoint.go).
 // Every other phase is safe to run again from the previous record, so
 // writing after each of them only cost the API server: a status write per
 // phase was most of a rollout's load (docs/benchmarks.md). An error ends the
@@ -275,7 +275,7 @@ func (r *Reconciler) run(ctx context.Context, ro *rollout) (ctrl.Result, error) 
 			continue
 		}
 		s, err := p.run(ctx, ro)
-		if p.durable || err != nil {
+		if err != nil {
 			if recErr := r.record(ctx, ro); recErr != nil {
 				return ctrl.Result{}, errors.Join(err, recErr)
 			}

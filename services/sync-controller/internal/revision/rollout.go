@@ -210,7 +210,4 @@ type phase struct {
 	// always runs the phase even after an earlier one stopped the pass: it
 	// tidies around the Application instead of moving its rollout on.
 	always bool
-	// durable records status as soon as the phase has run, so that what it
-	// began (a new attempt) is on record before any later phase acts on it.
-	durable bool
 }
