@@ -10,7 +10,10 @@ import (
 	"fmt"
 	"html/template"
 	"io/fs"
+	"mime"
 	"net/http"
+	"path"
+	"strings"
 	"time"
 
 	"github.com/go-chi/chi/v5"
@@ -108,8 +111,7 @@ func (c *Console) Handler() http.Handler { return c.handler }
 func (c *Console) routes() http.Handler {
 	r := chi.NewRouter()
 	r.Use(securityHeaders, readOnly, middleware.GetHead)
-	static, _ := fs.Sub(staticFS, "static")
-	r.Get("/static/*", http.StripPrefix("/static/", http.FileServerFS(static)).ServeHTTP)
+	r.Get("/static/*", c.staticFile)
 	r.Get("/sign-in", c.signInForm)
 	r.Post("/sign-in", c.signIn)
 	r.Post("/sign-out", c.signOut)
@@ -128,11 +130,40 @@ func (c *Console) routes() http.Handler {
 		r.Get("/revisions", c.revisions)
 		r.Get("/repositories", c.repositories)
 	})
-	r.NotFound(func(w http.ResponseWriter, r *http.Request) {
-		c.render(w, http.StatusNotFound, "message.html", messagePage{Title: "Not found",
-			Message: "There is no such page in the console."})
-	})
+	r.NotFound(c.notFound)
 	return r
+}
+
+func (c *Console) notFound(w http.ResponseWriter, _ *http.Request) {
+	c.render(w, http.StatusNotFound, "message.html", messagePage{Title: "Not found",
+		Message: "There is no such page in the console."})
+}
+
+// staticFile serves an embedded asset whole, and answers a path naming none
+// (a directory, "..", a missing file) with the console's own 404 page.
+// Not http.FileServer: its error answers drop Cache-Control (net/http's
+// serveError does, for every status it answers itself, 404 and 416
+// included), and it lists directories. No Range or conditional requests:
+// the assets are a few KiB and never cached.
+func (c *Console) staticFile(w http.ResponseWriter, r *http.Request) {
+	// r.URL.Path is decoded, so %2e%2e is ".." here and refused.
+	name := strings.TrimPrefix(r.URL.Path, "/static/")
+	if !fs.ValidPath(name) {
+		c.notFound(w, r)
+		return
+	}
+	data, err := fs.ReadFile(staticFS, "static/"+name)
+	if err != nil {
+		c.notFound(w, r)
+		return
+	}
+	ct := mime.TypeByExtension(path.Ext(name))
+	if ct == "" {
+		ct = "application/octet-stream"
+	}
+	w.Header().Set("Content-Type", ct)
+	w.WriteHeader(http.StatusOK)
+	_, _ = w.Write(data)
 }
 
 // securityHeaders sets what every answer carries: the CSP, no sniffing, no

@@ -9,9 +9,9 @@ import (
 	"slices"
 	"sort"
 	"strconv"
+	"strings"
 	"time"
 
-	"github.com/go-chi/chi/v5"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/duration"
@@ -97,14 +97,23 @@ func (c *Console) readFailed(w http.ResponseWriter, r *http.Request, what string
 	}
 }
 
-// listFailed answers a failed List of a page at path: an expired continue
-// token starts the list again, anything else is readFailed.
-func (c *Console) listFailed(w http.ResponseWriter, r *http.Request, q listQuery, path, what string, err error) {
-	if apierrors.IsResourceExpired(err) {
+// listFailed answers a failed List of the page at path; sent is the
+// continue token that List sent. An expired token (410) starts the list
+// again, as client-go's pager falls back to a full list: the console
+// issued the token and the list moved on, nobody's mistake. A token the
+// API server refuses as malformed (400) is the person's ?continue=,
+// answered 400; the console does not look inside tokens itself, as they
+// are the API server's opaque format. Anything else is readFailed.
+func (c *Console) listFailed(w http.ResponseWriter, r *http.Request, q listQuery, path, what, sent string, err error) {
+	switch {
+	case apierrors.IsResourceExpired(err):
 		http.Redirect(w, r, q.url(path, ""), http.StatusSeeOther)
-		return
+	case apierrors.IsBadRequest(err) && sent != "" && sent == q.Continue:
+		c.badRequest(w, r, strings.TrimPrefix(path, "/"), fmt.Errorf("continue %s is not a paging token the API server accepts (%s); start again from the first page",
+			quoted(q.Continue), clipped(err.Error(), 2*echoRunes)))
+	default:
+		c.readFailed(w, r, what, err)
 	}
-	c.readFailed(w, r, what, err)
 }
 
 // listQuery is a list page's filters and position.
@@ -130,10 +139,15 @@ func parseListQuery(r *http.Request, what string, filters ...string) (listQuery,
 			return lq, fmt.Errorf("%s have no %s filter", what, k)
 		}
 	}
+	if lq.Namespace != "" {
+		if p := namespaceProblem(lq.Namespace); p != "" {
+			return lq, fmt.Errorf("namespace %s is not a namespace name: %s", quoted(lq.Namespace), p)
+		}
+	}
 	if s := q.Get("limit"); s != "" {
 		n, err := strconv.Atoi(s)
 		if err != nil || n < 1 || n > maxPageSize {
-			return lq, fmt.Errorf("limit %q is not a number from 1 to %d", s, maxPageSize)
+			return lq, fmt.Errorf("limit %s is not a number from 1 to %d", quoted(s), maxPageSize)
 		}
 		lq.Limit = n
 	}
@@ -203,7 +217,7 @@ func (c *Console) applications(w http.ResponseWriter, r *http.Request) {
 	for {
 		var list syncv1.ApplicationList
 		if err := c.users.List(r.Context(), &list, q.listOptions(cont)...); err != nil {
-			c.listFailed(w, r, q, "/applications", "Applications"+inNamespace(q.Namespace), err)
+			c.listFailed(w, r, q, "/applications", "Applications"+inNamespace(q.Namespace), cont, err)
 			return
 		}
 		for i := range list.Items {
@@ -273,19 +287,23 @@ func (c *Console) application(w http.ResponseWriter, r *http.Request) {
 	c.render(w, http.StatusOK, "application.html", page)
 }
 
-// getApplication reads the Application the path names; when that fails it
-// has answered the request.
+// getApplication reads the Application the path names; when the path
+// names none or the read fails it has answered the request.
 func (c *Console) getApplication(w http.ResponseWriter, r *http.Request) (*syncv1.Application, bool) {
-	ns, name := chi.URLParam(r, "namespace"), chi.URLParam(r, "name")
+	key, err := applicationKey(r)
+	if err != nil {
+		c.badRequest(w, r, "applications", err)
+		return nil, false
+	}
 	var app syncv1.Application
-	if err := c.users.Get(r.Context(), client.ObjectKey{Namespace: ns, Name: name}, &app); err != nil {
-		c.readFailed(w, r, fmt.Sprintf("Application %s/%s", ns, name), err)
+	if err := c.users.Get(r.Context(), key, &app); err != nil {
+		c.readFailed(w, r, fmt.Sprintf("Application %s/%s", key.Namespace, key.Name), err)
 		return nil, false
 	}
 	return &app, true
 }
 
-// badRequest answers a page's malformed query.
+// badRequest answers a page's malformed path or query.
 func (c *Console) badRequest(w http.ResponseWriter, r *http.Request, nav string, err error) {
 	c.render(w, http.StatusBadRequest, "message.html", messagePage{Frame: c.pageFrame(r, nav), Title: "Bad request", Message: err.Error()})
 }

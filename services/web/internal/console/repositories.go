@@ -32,7 +32,7 @@ func (c *Console) repositories(w http.ResponseWriter, r *http.Request) {
 	}
 	var list syncv1.RepositoryList
 	if err := c.users.List(r.Context(), &list, q.listOptions(q.Continue)...); err != nil {
-		c.listFailed(w, r, q, "/repositories", "Repositories"+inNamespace(q.Namespace), err)
+		c.listFailed(w, r, q, "/repositories", "Repositories"+inNamespace(q.Namespace), q.Continue, err)
 		return
 	}
 	page := repositoriesPage{Frame: c.pageFrame(r, "repositories"), Query: q, Items: list.Items,

@@ -25,7 +25,7 @@ func (c *Console) revisions(w http.ResponseWriter, r *http.Request) {
 	q, err := parseListQuery(r, "Revisions", "application")
 	if err == nil && q.Application != "" {
 		if msgs := validation.IsValidLabelValue(q.Application); len(msgs) > 0 {
-			err = fmt.Errorf("application %q is not an Application name: %s", q.Application, strings.Join(msgs, "; "))
+			err = fmt.Errorf("application %s is not an Application name: %s", quoted(q.Application), strings.Join(msgs, "; "))
 		}
 	}
 	if err != nil {
@@ -40,7 +40,7 @@ func (c *Console) revisions(w http.ResponseWriter, r *http.Request) {
 	}
 	var list syncv1.RevisionList
 	if err := c.users.List(r.Context(), &list, q.listOptions(q.Continue, extra...)...); err != nil {
-		c.listFailed(w, r, q, "/revisions", what+inNamespace(q.Namespace), err)
+		c.listFailed(w, r, q, "/revisions", what+inNamespace(q.Namespace), q.Continue, err)
 		return
 	}
 	c.render(w, http.StatusOK, "revisions.html", revisionsPage{Frame: c.pageFrame(r, "revisions"), Query: q,
