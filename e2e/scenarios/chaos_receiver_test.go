@@ -19,12 +19,21 @@ import (
 	"k8s.io/client-go/kubernetes"
 
 	syncv1 "github.com/kuvryn/kuvryn-sync/apis/v1alpha1"
+	"github.com/kuvryn/kuvryn-sync/e2e/harness"
 )
 
-// The flood: bounded, from a few goroutines, loopback only.
+// The flood: bounded, loopback only, from floodSenders goroutines, each
+// dialing from its own loopback address (127.0.0.2 ... 127.0.0.17), so
+// that the receiver sees floodSenders remote hosts, each with its own
+// per-address bucket, and enough signed pushes get through those to run
+// the one Repository's bucket dry.
 const (
 	floodRequests = 3000
-	floodSenders  = 8
+	floodSenders  = 16
+	// The receiver's limits (docs/webhooks.md, "Refusals and limits").
+	addressBurst    = 50
+	repositoryBurst = 10
+	repositoryRate  = 1.0
 )
 
 // floodKind is one kind of request in the flood.
@@ -45,7 +54,8 @@ func (k floodKind) String() string {
 
 // floodAnswers are the documented answers (docs/webhooks.md, "Refusals and
 // limits") to each kind; every kind may also be rate limited, since the
-// per-address bucket is checked before anything else.
+// per-address bucket is checked before anything else. Valid and malformed
+// pushes are signed, so they also reach the per-Repository bucket.
 var floodAnswers = map[floodKind][]int{
 	floodValid:          {http.StatusAccepted, http.StatusTooManyRequests},
 	floodUnsigned:       {http.StatusUnauthorized, http.StatusTooManyRequests},
@@ -57,10 +67,13 @@ var floodAnswers = map[floodKind][]int{
 // TestE2E_Chaos_FloodedReceiverDeploysEachCommitOnceAndStaysResponsive
 // floods the web service's receiver with a mix of valid, unsigned, wrongly
 // signed, oversized and malformed push events for a Repository that polls
-// only hourly, right after a commit. The receiver answers only as
-// documented, the commit is rolled out once (one new Revision, no hook Job
-// created twice as counted from the API server's watch), and once the
-// Retry-After has passed one more commit and one signed push deploy again.
+// only hourly, right after a commit, from 16 loopback addresses. The
+// receiver answers only as documented; the per-Repository limit answers
+// (a signed push refused while its address had tokens left) and bounds the
+// signed pushes let through to its burst and rate; the commit is rolled out
+// once (one new Revision, no hook Job created twice as counted from the API
+// server's watch), and once the Retry-After has passed one more commit and
+// one signed push deploy again.
 func TestE2E_Chaos_FloodedReceiverDeploysEachCommitOnceAndStaysResponsive(t *testing.T) {
 	clientset, err := kubernetes.NewForConfig(env.CP.Config)
 	if err != nil {
@@ -78,11 +91,14 @@ func TestE2E_Chaos_FloodedReceiverDeploysEachCommitOnceAndStaysResponsive(t *tes
 		t.Fatal(err)
 	}
 	addr := receiver(t)
-	counts, errs := flood(t, addr, ns, "platform", gitRepo.URL())
+	limitedBefore, acceptedBefore := receiverCount(t, "rate_limited"), receiverCount(t, "accepted")
+	floodStart := time.Now()
+	fl := flood(t, addr, ns, "platform", gitRepo.URL())
 	floodEnd := time.Now()
-	for _, e := range errs {
+	for _, e := range fl.errs {
 		t.Error(e)
 	}
+	counts := fl.counts
 	statuses, perKind := map[int]int{}, map[string]map[int]int{}
 	for kind := range floodKinds {
 		perKind[kind.String()] = counts[kind]
@@ -95,6 +111,34 @@ func TestE2E_Chaos_FloodedReceiverDeploysEachCommitOnceAndStaysResponsive(t *tes
 	}
 	if counts[floodValid][http.StatusAccepted] == 0 {
 		t.Fatalf("no valid push was accepted during the flood: %v", counts[floodValid])
+	}
+	// The web service counted what the senders saw.
+	if got := receiverCount(t, "rate_limited") - limitedBefore; got != statuses[http.StatusTooManyRequests] {
+		t.Errorf("rate_limited rose by %d during the flood, the senders got %d 429s", got, statuses[http.StatusTooManyRequests])
+	}
+	if got := receiverCount(t, "accepted") - acceptedBefore; got != statuses[http.StatusAccepted] {
+		t.Errorf("accepted rose by %d during the flood, the senders got %d 202s", got, statuses[http.StatusAccepted])
+	}
+	// Both limits answer 429 rate_limited with the same body, so which one
+	// refused is deduced: an address's bucket starts with 50 tokens and a
+	// refusal takes none, so within an address's first 50 requests only
+	// the per-Repository bucket can refuse, and only signed requests reach
+	// it.
+	if fl.earlyUnsignedLimited > 0 {
+		t.Errorf("%d unsigned, wrongly signed or oversized requests got 429 within their address's first %d: "+
+			"the receiver did not see %d distinct addresses", fl.earlyUnsignedLimited, addressBurst, floodSenders)
+	}
+	if fl.byRepository == 0 {
+		t.Errorf("no signed push was refused by the per-Repository limit (within its address's first %d requests): %v",
+			addressBurst, counts[floodValid])
+	}
+	// Signed pushes let through the Repository's bucket, accepted or then
+	// refused as malformed, are at most its burst and its refill over the
+	// flood (plus one token for rounding).
+	through := counts[floodValid][http.StatusAccepted] + counts[floodMalformed][http.StatusBadRequest]
+	if bound := repositoryBurst + int(repositoryRate*floodEnd.Sub(floodStart).Seconds()) + 1; through > bound {
+		t.Errorf("%d signed pushes passed the per-Repository limit in %s, want at most %d", through,
+			floodEnd.Sub(floodStart).Round(time.Millisecond), bound)
 	}
 
 	second := waitHealthy(t, ns, "shop", first)
@@ -129,10 +173,12 @@ func TestE2E_Chaos_FloodedReceiverDeploysEachCommitOnceAndStaysResponsive(t *tes
 	} else {
 		t.Logf("peak RSS of the web service: %v", err)
 	}
-	t.Logf("flood: %d requests from %d senders, answers %v, per kind %v; deployed %s after the flood, "+
-		"%s after the push that followed it; web service peak RSS (VmHWM) %s",
-		floodRequests, floodSenders, statuses, perKind, deployAfterFlood.Round(time.Millisecond),
-		deployAfterRecovery.Round(time.Millisecond), rss)
+	t.Logf("flood: %d requests in %s from %d addresses, answers %v, per kind %v; 429 by limit: per-Repository %d, "+
+		"per-address %d, either (signed, past the address's first %d) %d; %d signed pushes passed the per-Repository limit; "+
+		"deployed %s after the flood, %s after the push that followed it; web service peak RSS (VmHWM) %s",
+		floodRequests, floodEnd.Sub(floodStart).Round(time.Millisecond), floodSenders, statuses, perKind,
+		fl.byRepository, fl.byAddress, addressBurst, fl.byEither, through,
+		deployAfterFlood.Round(time.Millisecond), deployAfterRecovery.Round(time.Millisecond), rss)
 }
 
 // checkHooked fails unless Revision rev ran both hooks to Succeeded and each
@@ -155,10 +201,34 @@ func checkHooked(t *testing.T, ns, rev string, jobs *jobCreations, rollouts int)
 	}
 }
 
+// floodResult is what the flood's senders got.
+type floodResult struct {
+	// counts are the answers per kind and status.
+	counts [floodKinds]map[int]int
+	// byRepository counts 429s to signed requests within their address's
+	// first addressBurst requests: only the per-Repository bucket can have
+	// refused them.
+	byRepository int
+	// byAddress counts 429s to requests that never reach the
+	// per-Repository bucket (unsigned, wrongly signed, oversized).
+	byAddress int
+	// byEither counts 429s to signed requests past their address's first
+	// addressBurst: either bucket may have refused them.
+	byEither int
+	// earlyUnsignedLimited counts 429s to requests that never reach the
+	// per-Repository bucket within their address's first addressBurst:
+	// there should be none.
+	earlyUnsignedLimited int
+	// errs are transport errors and 5xx answers.
+	errs []string
+}
+
 // flood sends floodRequests requests of all kinds, round robin, from
-// floodSenders goroutines and counts the answers per kind and status. A
-// transport error or a 5xx is returned as an error.
-func flood(t *testing.T, addr, ns, name, url string) ([floodKinds]map[int]int, []string) {
+// floodSenders goroutines, the s-th dialing from its own loopback address
+// and sending one request at a time, so the receiver sees that address's
+// requests in the order sent. It counts the answers per kind and status
+// and classifies each 429 by the limit that gave it.
+func flood(t *testing.T, addr, ns, name, url string) floodResult {
 	t.Helper()
 	push := []byte(fmt.Sprintf(`{"ref":"refs/heads/main","repository":{"name":%q,"clone_url":%q,"html_url":%q}}`,
 		name, url, strings.TrimSuffix(url, ".git")))
@@ -166,23 +236,30 @@ func flood(t *testing.T, addr, ns, name, url string) ([floodKinds]map[int]int, [
 	oversized := append(append([]byte(`{"pad":"`), bytes.Repeat([]byte("x"), 1<<20)...), `"}`...)
 	malformed := []byte(`{"ref":"refs/heads/main","repository":`)
 	endpoint := "http://" + addr + "/hooks/" + ns + "/" + name
-	hc := &http.Client{Timeout: 30 * time.Second, Transport: &http.Transport{MaxIdleConnsPerHost: floodSenders}}
-	defer hc.CloseIdleConnections()
 
 	var (
-		mu     sync.Mutex
-		counts [floodKinds]map[int]int
-		errs   []string
-		wg     sync.WaitGroup
+		mu  sync.Mutex
+		res floodResult
+		wg  sync.WaitGroup
 	)
-	for k := range counts {
-		counts[k] = map[int]int{}
+	for k := range res.counts {
+		res.counts[k] = map[int]int{}
 	}
 	for s := range floodSenders {
+		src, err := harness.LoopbackSource(s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		hc := harness.ClientFrom(src, 1, 30*time.Second)
+		defer hc.CloseIdleConnections()
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
+			// sent is how many requests this address has sent, this one
+			// included.
+			sent := 0
 			for i := s; i < floodRequests; i += floodSenders {
+				sent++
 				kind := floodKind(i % int(floodKinds))
 				body, token := push, webhookToken
 				switch kind {
@@ -201,16 +278,31 @@ func flood(t *testing.T, addr, ns, name, url string) ([floodKinds]map[int]int, [
 					err = fmt.Errorf("answered %d", status)
 				}
 				if err != nil {
-					errs = append(errs, fmt.Sprintf("request %d (%s): %v", i, kind, err))
+					res.errs = append(res.errs, fmt.Sprintf("request %d (%s) from %s: %v", i, kind, src, err))
 				} else {
-					counts[kind][status]++
+					res.counts[kind][status]++
+				}
+				if status == http.StatusTooManyRequests {
+					signed := kind == floodValid || kind == floodMalformed
+					early := sent <= addressBurst
+					switch {
+					case signed && early:
+						res.byRepository++
+					case signed:
+						res.byEither++
+					default:
+						res.byAddress++
+						if early {
+							res.earlyUnsignedLimited++
+						}
+					}
 				}
 				mu.Unlock()
 			}
 		}()
 	}
 	wg.Wait()
-	return counts, errs
+	return res
 }
 
 // floodSend posts one push event, signed with token unless it is empty.
