@@ -22,7 +22,8 @@ import (
 // are untouched. status is any value that marshals to the status object
 // (typically a map or a small struct with omitempty fields). The manager
 // forces ownership of what it writes, because each status field has exactly
-// one writer (DESIGN.md section 2).
+// one writer (DESIGN.md section 2). obj takes the resourceVersion the write
+// produced, so a caller can tell a copy holding its write from an older one.
 func ApplyStatus(ctx context.Context, c client.Client, obj client.Object, manager string, status any) error {
 	u, err := skeleton(c, obj)
 	if err != nil {
@@ -37,8 +38,14 @@ func ApplyStatus(ctx context.Context, c client.Client, obj client.Object, manage
 		return err
 	}
 	u.Object["status"] = m
-	return c.Status().Apply(ctx, client.ApplyConfigurationFromUnstructured(u),
-		client.FieldOwner(manager), client.ForceOwnership)
+	if err := c.Status().Apply(ctx, client.ApplyConfigurationFromUnstructured(u),
+		client.FieldOwner(manager), client.ForceOwnership); err != nil {
+		return err
+	}
+	if rv := u.GetResourceVersion(); rv != "" {
+		obj.SetResourceVersion(rv)
+	}
+	return nil
 }
 
 // skeleton is obj's identity: apiVersion, kind, namespace and name.

@@ -22,6 +22,7 @@ func (r *Reconciler) record(ctx context.Context, ro *rollout) error {
 			if err := ssa.ApplyStatus(ctx, r.Client, ro.rev, syncv1.FieldManagerSync, owned); err != nil {
 				return fmt.Errorf("recording status of Revision %s/%s: %w", ro.rev.Namespace, ro.rev.Name, err)
 			}
+			r.reads.wrote(ro.rev)
 			ro.writtenRev = owned
 		}
 	}
@@ -29,6 +30,7 @@ func (r *Reconciler) record(ctx context.Context, ro *rollout) error {
 		if err := ssa.ApplyStatus(ctx, r.Client, ro.app, syncv1.FieldManagerSync, owned); err != nil {
 			return fmt.Errorf("recording status of Application %s/%s: %w", ro.app.Namespace, ro.app.Name, err)
 		}
+		r.reads.wrote(ro.app)
 		ro.writtenApp = owned
 	}
 	r.emit(ro)

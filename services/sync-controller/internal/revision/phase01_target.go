@@ -8,7 +8,6 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/types"
 
 	syncv1 "github.com/kuvryn/kuvryn-sync/apis/v1alpha1"
 )
@@ -20,8 +19,8 @@ func (r *Reconciler) resolveTarget(ctx context.Context, ro *rollout) (step, erro
 	if err != nil || name == "" {
 		return halt, err
 	}
-	rev := &syncv1.Revision{}
-	if err := r.APIReader.Get(ctx, types.NamespacedName{Namespace: ro.app.Namespace, Name: name}, rev); err != nil {
+	rev, err := r.readRevision(ctx, ro.app.Namespace, name)
+	if err != nil {
 		if apierrors.IsNotFound(err) {
 			// The Revision watch brings the Application back once it exists.
 			r.log(ctx).Info("desired Revision not found yet", "revision", name)
@@ -109,8 +108,8 @@ func (r *Reconciler) rollbackRequest(ctx context.Context, ro *rollout) (*rollbac
 		r.log(ctx).Info("ignoring a rollback request the webhook did not record", "revision", name)
 		return nil, nil
 	}
-	rev := &syncv1.Revision{}
-	if err := r.APIReader.Get(ctx, types.NamespacedName{Namespace: ro.app.Namespace, Name: name}, rev); err != nil {
+	rev, err := r.readRevision(ctx, ro.app.Namespace, name)
+	if err != nil {
 		if apierrors.IsNotFound(err) {
 			r.log(ctx).Info("rollback target not found", "revision", name)
 			return nil, nil

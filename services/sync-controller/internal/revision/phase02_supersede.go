@@ -6,7 +6,6 @@ import (
 
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	syncv1 "github.com/kuvryn/kuvryn-sync/apis/v1alpha1"
@@ -44,8 +43,8 @@ func (r *Reconciler) supersede(ctx context.Context, ro *rollout) (step, error) {
 
 // supersedeRevision marks an earlier Revision Superseded by the desired one.
 func (r *Reconciler) supersedeRevision(ctx context.Context, ro *rollout, name string) error {
-	old := &syncv1.Revision{}
-	if err := r.APIReader.Get(ctx, types.NamespacedName{Namespace: ro.app.Namespace, Name: name}, old); err != nil {
+	old, err := r.readRevision(ctx, ro.app.Namespace, name)
+	if err != nil {
 		return client.IgnoreNotFound(err)
 	}
 	wasRolling := old.Status.Phase == syncv1.PhaseApplying
@@ -83,5 +82,6 @@ func (r *Reconciler) writeRevisionStatus(ctx context.Context, rev *syncv1.Revisi
 	if err := ssa.ApplyStatus(ctx, r.Client, rev, syncv1.FieldManagerSync, ownedRevisionStatus(rev)); err != nil {
 		return fmt.Errorf("recording status of Revision %s/%s: %w", rev.Namespace, rev.Name, err)
 	}
+	r.reads.wrote(rev)
 	return nil
 }

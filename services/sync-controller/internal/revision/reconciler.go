@@ -96,9 +96,9 @@ type Options struct {
 type Reconciler struct {
 	// Client reads Revisions through the manager's cache and writes status.
 	Client client.Client
-	// APIReader reads without a cache: the desired-state Secrets, and the
-	// Application and Revision whose status a reconcile writes, since the
-	// rollout must resume from what was recorded last, not from a stale copy.
+	// APIReader reads without a cache: the desired-state Secrets, and an
+	// Application or Revision whose cached copy may be older than what was
+	// recorded last (fresh_reads.go), since the rollout must resume from that.
 	APIReader client.Reader
 	Mapper    meta.RESTMapper
 	// Clients act as the Applications' service accounts.
@@ -110,6 +110,8 @@ type Reconciler struct {
 	watches *driftWatches
 	// desiredStates keeps verified desired states by digest (desired_cache.go).
 	desiredStates desiredCache
+	// reads tells which cached Applications and Revisions are fresh.
+	reads freshReads
 	// accountsSeen maps service accounts (types.NamespacedName) to when they
 	// were last found to exist.
 	accountsSeen sync.Map
@@ -247,8 +249,8 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (result ct
 	started := time.Now()
 	ctx, endSpan := tracing.StartReconcile(ctx, tracerName)
 	defer func() { endSpan(retErr) }()
-	app := &syncv1.Application{}
-	if err := r.APIReader.Get(ctx, req.NamespacedName, app); err != nil {
+	app, err := r.readApplication(ctx, req.NamespacedName)
+	if err != nil {
 		return ctrl.Result{}, client.IgnoreNotFound(err)
 	}
 	if !app.DeletionTimestamp.IsZero() {

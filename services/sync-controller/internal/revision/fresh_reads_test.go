@@ -1,0 +1,124 @@
+package revision
+
+import (
+	"context"
+	"sync/atomic"
+	"testing"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	syncv1 "github.com/kuvryn/kuvryn-sync/apis/v1alpha1"
+	"github.com/kuvryn/kuvryn-sync/pkg/manager"
+	"github.com/kuvryn/kuvryn-sync/pkg/ssa"
+)
+
+// countingReader counts the reads that reach the API server.
+type countingReader struct {
+	client.Reader
+	gets atomic.Int32
+}
+
+func (c *countingReader) Get(ctx context.Context, key client.ObjectKey, obj client.Object, opts ...client.GetOption) error {
+	c.gets.Add(1)
+	return c.Reader.Get(ctx, key, obj, opts...)
+}
+
+// cachedReconciler is a Reconciler reading through a real informer cache of
+// ns, which stop freezes, and counting its API server reads.
+func cachedReconciler(t *testing.T, ns string) (r *Reconciler, api *countingReader, stop func()) {
+	t.Helper()
+	c, err := cache.New(cp.Config, cache.Options{Scheme: manager.Scheme(), DefaultNamespaces: map[string]cache.Config{ns: {}}})
+	must(t, err)
+	ctx, cancel := context.WithCancel(context.Background())
+	t.Cleanup(cancel)
+	go func() { _ = c.Start(ctx) }()
+	// Informers start on first use; a List of each kind starts and syncs them.
+	must(t, c.List(t.Context(), &syncv1.ApplicationList{}))
+	must(t, c.List(t.Context(), &syncv1.RevisionList{}))
+	cached, err := client.New(cp.Config, client.Options{Scheme: manager.Scheme(), Cache: &client.CacheOptions{Reader: c}})
+	must(t, err)
+	api = &countingReader{Reader: admin}
+	return &Reconciler{Client: cached, APIReader: api}, api, cancel
+}
+
+// TestFreshReads_ACachedCopyOlderThanTheLastWriteIsReadFromTheAPIServer:
+// a rollout resumes from what it recorded, so after a status write the
+// cached Application is used only once it holds that write; until then, and
+// after anyone else's write, it is read from the API server, and once the
+// cache has caught up it is read from the cache alone.
+func TestFreshReads_ACachedCopyOlderThanTheLastWriteIsReadFromTheAPIServer(t *testing.T) {
+	e := newEnv(t)
+	e.createApplication("shop", nil)
+	r, api, _ := cachedReconciler(t, e.ns)
+	key := client.ObjectKey{Namespace: e.ns, Name: "shop"}
+	read := func() (*syncv1.Application, int32) {
+		t.Helper()
+		before := api.gets.Load()
+		app, err := r.readApplication(t.Context(), key)
+		must(t, err)
+		return app, api.gets.Load() - before
+	}
+
+	// The first read of an object goes to the API server.
+	app, gets := read()
+	if gets != 1 {
+		t.Fatalf("first read made %d API server reads, want 1", gets)
+	}
+	eventually(t, "a read from the cache once it holds what was read", func() bool {
+		_, gets := read()
+		return gets == 0
+	}, nil)
+
+	// This controller's write: the next reads are from the API server until
+	// the cache holds it, and they always see it.
+	app.Status.Phase = syncv1.PhaseApplying
+	must(t, ssa.ApplyStatus(t.Context(), r.Client, app, syncv1.FieldManagerSync, ownedApplicationStatus(app)))
+	r.reads.wrote(app)
+	written := app.ResourceVersion
+	eventually(t, "the cache to hold the write", func() bool {
+		got, gets := read()
+		if got.ResourceVersion != written || got.Status.Phase != syncv1.PhaseApplying {
+			t.Fatalf("read resourceVersion %s phase %q after the write, want %s Applying", got.ResourceVersion, got.Status.Phase, written)
+		}
+		return gets == 0
+	}, nil)
+
+	// A frozen cache never holds the next write, so every read of it is
+	// from the API server, and sees it.
+	r, api, stop := cachedReconciler(t, e.ns)
+	app, _ = read()
+	eventually(t, "the new cache to serve the Application", func() bool { _, gets := read(); return gets == 0 }, nil)
+	stop()
+	app.Status.Phase = syncv1.PhaseHealthy
+	must(t, ssa.ApplyStatus(t.Context(), r.Client, app, syncv1.FieldManagerSync, ownedApplicationStatus(app)))
+	r.reads.wrote(app)
+	for range 3 {
+		if got, gets := read(); gets != 1 || got.Status.Phase != syncv1.PhaseHealthy {
+			t.Fatalf("read of a cache older than the write: phase %q with %d API server reads, want Healthy with 1", got.Status.Phase, gets)
+		}
+	}
+
+	// Someone else's write is read from the API server too.
+	r, api, _ = cachedReconciler(t, e.ns)
+	read()
+	eventually(t, "a third cache to serve the Application", func() bool { _, gets := read(); return gets == 0 }, nil)
+	app, _ = read()
+	app.Annotations = map[string]string{syncv1.ApprovedByAnnotation: "carol"}
+	must(t, admin.Update(t.Context(), app))
+	eventually(t, "another's write to be read, from the API server first", func() bool {
+		got, _ := read()
+		return got.Annotations[syncv1.ApprovedByAnnotation] == "carol"
+	}, nil)
+
+	// A deleted object is forgotten.
+	must(t, admin.Delete(t.Context(), app))
+	eventually(t, "the deletion to be read", func() bool {
+		_, err := r.readApplication(t.Context(), key)
+		return apierrors.IsNotFound(err)
+	}, nil)
+	if _, ok := r.reads.seen.Load(keyOf(app, key)); ok {
+		t.Error("a deleted Application is still remembered")
+	}
+}
