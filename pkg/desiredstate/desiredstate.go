@@ -20,6 +20,7 @@ import (
 	"io"
 	"sort"
 	"strings"
+	"sync"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	utiljson "k8s.io/apimachinery/pkg/util/json"
@@ -53,6 +54,39 @@ const maxNameLength = 253
 // Objects with the same identity are ordered by their encoding, so the result
 // never depends on the order of objs.
 func Encode(objs []*unstructured.Unstructured) (data []byte, digest string, err error) {
+	canonical, digest, err := canonicalJSON(objs)
+	if err != nil {
+		return nil, "", err
+	}
+	// gzip.Writer leaves the header's name and time empty, so the same input
+	// always compresses to the same bytes; Reset empties them again.
+	var compressed bytes.Buffer
+	zw := gzipWriters.Get().(*gzip.Writer)
+	defer gzipWriters.Put(zw)
+	zw.Reset(&compressed)
+	if _, err := zw.Write(canonical); err != nil {
+		return nil, "", fmt.Errorf("compressing desired state: %w", err)
+	}
+	if err := zw.Close(); err != nil {
+		return nil, "", fmt.Errorf("compressing desired state: %w", err)
+	}
+	return compressed.Bytes(), digest, nil
+}
+
+// gzipWriters are reused across encodes: each holds about 1 MiB of
+// compression state, and a new one per encode was half of what the
+// source-controller allocated in a large rollout (docs/benchmarks.md).
+var gzipWriters = sync.Pool{New: func() any { return gzip.NewWriter(nil) }}
+
+// Digest is the digest Encode gives objs, without compressing them: what
+// checks a desired state against the digest a Revision pins needs.
+func Digest(objs []*unstructured.Unstructured) (string, error) {
+	_, digest, err := canonicalJSON(objs)
+	return digest, err
+}
+
+// canonicalJSON is the canonical encoding of objs and its digest.
+func canonicalJSON(objs []*unstructured.Unstructured) ([]byte, string, error) {
 	type entry struct {
 		key  ObjectID
 		json []byte
@@ -93,19 +127,7 @@ func Encode(objs []*unstructured.Unstructured) (data []byte, digest string, err 
 	canonical.WriteByte(']')
 
 	sum := sha256.Sum256(canonical.Bytes())
-	digest = digestPrefix + hex.EncodeToString(sum[:])
-
-	// gzip.Writer leaves the header's name and time empty, so the same input
-	// always compresses to the same bytes.
-	var compressed bytes.Buffer
-	zw := gzip.NewWriter(&compressed)
-	if _, err := zw.Write(canonical.Bytes()); err != nil {
-		return nil, "", fmt.Errorf("compressing desired state: %w", err)
-	}
-	if err := zw.Close(); err != nil {
-		return nil, "", fmt.Errorf("compressing desired state: %w", err)
-	}
-	return compressed.Bytes(), digest, nil
+	return canonical.Bytes(), digestPrefix + hex.EncodeToString(sum[:]), nil
 }
 
 // Decode reverses Encode. It refuses data that is not gzip, that decompresses

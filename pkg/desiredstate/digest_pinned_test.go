@@ -71,6 +71,9 @@ func TestEncode_DigestsArePinned(t *testing.T) {
 			if digest != tt.digest {
 				t.Errorf("Encode() digest = %s, want %s", digest, tt.digest)
 			}
+			if d, err := Digest(tt.objs); err != nil || d != tt.digest {
+				t.Errorf("Digest() = %s, %v, want %s, the digest Encode gives", d, err, tt.digest)
+			}
 			if rev := RevisionName("shop", digest); rev != tt.rev {
 				t.Errorf("RevisionName() = %s, want %s", rev, tt.rev)
 			}

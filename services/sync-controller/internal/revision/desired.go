@@ -97,7 +97,7 @@ func (r *Reconciler) readDesired(ctx context.Context, rev *syncv1.Revision, cach
 		return nil, invalid("Secret %s key %s: %v", key, desiredstate.DataKey, err)
 	}
 	// The Revision pins the content; a Secret changed since is not applied.
-	if _, digest, err := desiredstate.Encode(objs); err != nil {
+	if digest, err := desiredstate.Digest(objs); err != nil {
 		return nil, invalid("Secret %s: %v", key, err)
 	} else if digest != ref.Digest {
 		return nil, invalid("Secret %s holds desired state %s, but spec.desiredState.digest pins %s", key, digest, ref.Digest)
