@@ -13,11 +13,12 @@ type ApplicationSpec struct {
 	// +optional
 	Destination Destination `json:"destination,omitempty"`
 
-	// ServiceAccountName in the destination namespace that plans and applies
+	// ServiceAccountName in the Application's namespace that plans and applies
 	// the Application (impersonated). Empty uses the manager's
 	// --default-service-account; if that is empty too the Application is refused.
 	// +optional
 	// +kubebuilder:validation:MaxLength=253
+	// +kubebuilder:validation:XValidation:rule="self.matches('^[a-z0-9]([-a-z0-9]*[a-z0-9])?([.][a-z0-9]([-a-z0-9]*[a-z0-9])?)*$')",message="must be a Kubernetes object name: lower-case letters, digits, '-' and '.', starting and ending with a letter or digit"
 	ServiceAccountName string `json:"serviceAccountName,omitempty"`
 
 	// +optional
@@ -139,6 +140,8 @@ type ValuesReference struct {
 	// +kubebuilder:validation:Enum=Secret;ConfigMap
 	Kind string `json:"kind"`
 	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=253
+	// +kubebuilder:validation:XValidation:rule="self.matches('^[a-z0-9]([-a-z0-9]*[a-z0-9])?([.][a-z0-9]([-a-z0-9]*[a-z0-9])?)*$')",message="must be a Kubernetes object name: lower-case letters, digits, '-' and '.', starting and ending with a letter or digit"
 	Name string `json:"name"`
 	// Key holding the values; defaults to values.yaml.
 	// +optional
@@ -150,6 +153,7 @@ type Destination struct {
 	// Namespace for namespaced objects that set none; defaults to the Application's namespace.
 	// +optional
 	// +kubebuilder:validation:MaxLength=63
+	// +kubebuilder:validation:XValidation:rule="self.matches('^[a-z0-9]([-a-z0-9]*[a-z0-9])?$')",message="must be a namespace name: lower-case letters, digits and '-', starting and ending with a letter or digit"
 	Namespace string `json:"namespace,omitempty"`
 }
 
