@@ -54,6 +54,7 @@ type ApplicationSource struct {
 	// +kubebuilder:validation:MaxLength=1024
 	// +kubebuilder:validation:XValidation:rule="!self.startsWith('/')",message="must be a relative path"
 	// +kubebuilder:validation:XValidation:rule="!self.matches('(^|/)[.][.](/|$)')",message="must not contain '..'"
+	// +kubebuilder:validation:XValidation:rule="!self.matches('[[:cntrl:]]')",message="must not contain control characters"
 	Path string `json:"path,omitempty"`
 
 	// +optional
@@ -100,6 +101,7 @@ type HelmRender struct {
 	// +kubebuilder:validation:items:MaxLength=1024
 	// +kubebuilder:validation:items:XValidation:rule="!self.startsWith('/')",message="must be a relative path"
 	// +kubebuilder:validation:items:XValidation:rule="!self.matches('(^|/)[.][.](/|$)')",message="must not contain '..'"
+	// +kubebuilder:validation:items:XValidation:rule="!self.matches('[[:cntrl:]]')",message="must not contain control characters"
 	ValuesFiles []string `json:"valuesFiles,omitempty"`
 
 	// ValuesFrom Secrets or ConfigMaps in the Application's namespace, merged in order after valuesFiles.

@@ -32,6 +32,7 @@ type RepositorySpec struct {
 	// +kubebuilder:validation:items:MaxLength=1024
 	// +kubebuilder:validation:items:XValidation:rule="!self.startsWith('/')",message="must be a relative path"
 	// +kubebuilder:validation:items:XValidation:rule="!self.matches('(^|/)[.][.](/|$)')",message="must not contain '..'"
+	// +kubebuilder:validation:items:XValidation:rule="!self.matches('[[:cntrl:]]')",message="must not contain control characters"
 	// +kubebuilder:validation:items:XValidation:rule="!self.matches('(^|/)[.]/') && !self.contains('//')",message="must be a clean path, without './' or '//', so that the same file cannot be listed twice"
 	// +kubebuilder:validation:items:XValidation:rule="self == '.ksync.yaml' || self.endsWith('/.ksync.yaml')",message="must name a file called .ksync.yaml"
 	ApplicationConfigPaths []string `json:"applicationConfigPaths,omitempty"`
@@ -77,6 +78,7 @@ type ImageUpdateSpec struct {
 	// +optional
 	// +kubebuilder:validation:XValidation:rule="!self.startsWith('/')",message="must be a relative path"
 	// +kubebuilder:validation:XValidation:rule="!self.matches('(^|/)[.][.](/|$)')",message="must not contain '..'"
+	// +kubebuilder:validation:XValidation:rule="!self.matches('[[:cntrl:]]')",message="must not contain control characters"
 	Path string `json:"path,omitempty"`
 }
 

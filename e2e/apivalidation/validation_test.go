@@ -157,6 +157,15 @@ func TestAPI_RefusesBadSpecsNamingTheField(t *testing.T) {
 			"spec.source.path", "must be a relative path"},
 		{"source path with ..", withApp(ns, func(a *syncv1.Application) { a.Spec.Source.Path = "envs/../../secrets" }),
 			"spec.source.path", "must not contain '..'"},
+		{"source path with a NUL byte", withApp(ns, func(a *syncv1.Application) { a.Spec.Source.Path = "apps\x00" }),
+			"spec.source.path", "must not contain control characters"},
+		{"valuesFiles with a line break", withApp(ns, func(a *syncv1.Application) { a.Spec.Source.Render.Helm.ValuesFiles = []string{"values\n.yaml"} }),
+			"spec.source.render.helm.valuesFiles[0]", "must not contain control characters"},
+		{"applicationConfigPaths with an escape", withRepo(ns, func(r *syncv1.Repository) {
+			r.Spec.ApplicationConfigPaths = []string{"\x1b[2J/.ksync.yaml"}
+		}), "spec.applicationConfigPaths[0]", "must not contain control characters"},
+		{"imageUpdate.path with a tab", withRepo(ns, func(r *syncv1.Repository) { r.Spec.ImageUpdate.Path = "apps\tprod" }),
+			"spec.imageUpdate.path", "must not contain control characters"},
 		{"valuesFiles with ..", withApp(ns, func(a *syncv1.Application) { a.Spec.Source.Render.Helm.ValuesFiles = []string{"../values.yaml"} }),
 			"spec.source.render.helm.valuesFiles[0]", "must not contain '..'"},
 		{"absolute valuesFiles", withApp(ns, func(a *syncv1.Application) { a.Spec.Source.Render.Helm.ValuesFiles = []string{"/values.yaml"} }),

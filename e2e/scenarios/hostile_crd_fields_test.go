@@ -199,10 +199,8 @@ spec:
 				Spec:       syncv1.NotificationSinkSpec{Type: syncv1.SinkWebhook, SecretRef: syncv1.LocalObjectReference{Name: "../audit-webhook"}},
 			}}
 		}, refusal: `spec.secretRef.name: Invalid value: "../audit-webhook": must be a Kubernetes object name`},
-		// Admission has no rule against control characters; the file system refuses it.
 		{name: "source path holding a NUL byte", app: func(a *syncv1.Application) { a.Spec.Source.Path = "apps\x00" },
-			kind: "Application", condition: syncv1.ConditionRendered, reason: syncv1.ReasonRenderFailed,
-			wants: []string{"apps\x00: resolving path"}},
+			refusal: `spec.source.path: Invalid value: "apps\x00": must not contain control characters`},
 		{name: "destination namespace of another tenant", destination: "e2e-crdfield-tenant-b", tenant: true,
 			app:  func(a *syncv1.Application) { a.Spec.Destination.Namespace = "e2e-crdfield-tenant-b" },
 			kind: "Application", condition: syncv1.ConditionReady, reason: syncv1.ReasonPlanFailed,
