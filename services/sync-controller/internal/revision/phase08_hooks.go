@@ -108,7 +108,14 @@ func (r *Reconciler) advanceHook(ctx context.Context, ro *rollout, stage hook.St
 	live, err := getLive(ctx, ro.client, obj)
 	if err != nil {
 		if f, ok := asFailure(err); ok {
-			return nil, hookFailed("%s", f.message)
+			// A hook is never failed for a read it was refused: whether it
+			// runs is unknown (even Pending may be one this attempt created
+			// before a restart), and the retried attempt would run it again.
+			// A restarted API server refuses requests until its authorizer
+			// has caught up, so the refusal is retried like any transient
+			// error, and shown on the hook meanwhile.
+			st.Message = ssa.Truncate("cannot read it, retrying: " + f.message)
+			return nil, fmt.Errorf("reading %s hook %s: %s", stage, idOf(obj), f.message)
 		}
 		return nil, err
 	}
