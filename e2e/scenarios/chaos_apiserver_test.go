@@ -65,6 +65,7 @@ func TestE2E_Chaos_APIServerRestartMidRolloutCompletes(t *testing.T) {
 				t.Errorf("rollout %d: hook %s is %q, want Succeeded", i, hook, got)
 			}
 		}
+		requireOnlyPlanned(t, ns, rev)
 		for name, n := range jobs.created() {
 			if n > 1 {
 				t.Errorf("rollout %d: hook Job %s created %d times", i, name, n)

@@ -64,6 +64,7 @@ func TestE2E_Chaos_KilledServicesLoseNoApprovalAndForgeNone(t *testing.T) {
 			t.Errorf("hook %s is %q, want Succeeded", hook, got)
 		}
 	}
+	requireOnlyPlanned(t, ns, rev)
 
 	if _, err := gitRepo.Commit(map[string]string{"app/web-0.yaml": strings.Replace(files["app/web-0.yaml"], "web:1.0", "web:1.1", 1)}, "web-0 1.1"); err != nil {
 		t.Fatal(err)
@@ -79,6 +80,7 @@ func TestE2E_Chaos_KilledServicesLoseNoApprovalAndForgeNone(t *testing.T) {
 	if app := get(t, &syncv1.Application{}, ns, "shop"); app.Status.DeployedRevision != first {
 		t.Errorf("deployed %s, want %s until the second plan is approved", app.Status.DeployedRevision, first)
 	}
+	requireOnlyPlanned(t, ns, get(t, &syncv1.Revision{}, ns, first))
 
 	var revs syncv1.RevisionList
 	if err := env.Client.List(t.Context(), &revs, client.InNamespace(ns)); err != nil {

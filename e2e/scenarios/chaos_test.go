@@ -119,8 +119,8 @@ func (p schedule) run(t *testing.T, ns string, start time.Time, count map[string
 // SIGKILL to the sync-controller, the source-controller and one of the other
 // services (in turn) at seeded random points of rollouts with a pre-sync
 // hook, three waves and a post-sync hook, and restarts them. After each, the
-// rollout completes and no hook Job was created twice, as counted from a
-// watch on the API server.
+// rollout completes, no hook Job was created twice, as counted from a watch
+// on the API server, and the live objects are exactly the planned ones.
 func TestE2E_Chaos_KilledServicesCompleteEveryRolloutAndRunNoHookTwice(t *testing.T) {
 	rollouts := chaosRollouts(t)
 	seed, rng := chaosSeed(t)
@@ -149,6 +149,7 @@ func TestE2E_Chaos_KilledServicesCompleteEveryRolloutAndRunNoHookTwice(t *testin
 				t.Errorf("rollout %d (seed %d): hook %s is %q, want Succeeded", i, seed, hook, got)
 			}
 		}
+		requireOnlyPlanned(t, ns, rev)
 		for name, n := range jobs.created() {
 			if n > 1 {
 				rerun++
