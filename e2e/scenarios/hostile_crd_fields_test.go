@@ -204,11 +204,11 @@ spec:
 		{name: "destination namespace of another tenant", destination: "e2e-crdfield-tenant-b", tenant: true,
 			app:  func(a *syncv1.Application) { a.Spec.Destination.Namespace = "e2e-crdfield-tenant-b" },
 			kind: "Application", condition: syncv1.ConditionReady, reason: syncv1.ReasonPlanFailed,
-			wants: []string{"ConfigMap e2e-crdfield-tenant-b/settings", "forbidden", "system:serviceaccount:{ns}:deployer"}},
+			wants: []string{"ConfigMap e2e-crdfield-tenant-b/settings", "forbidden", "system:serviceaccount:{ns}:deployer", "spec.destination.namespace is e2e-crdfield-tenant-b"}},
 		{name: "destination namespace that does not exist", destination: "e2e-crdfield-nowhere",
 			app:  func(a *syncv1.Application) { a.Spec.Destination.Namespace = "e2e-crdfield-nowhere" },
 			kind: "Application", condition: syncv1.ConditionReady, reason: syncv1.ReasonPlanFailed,
-			wants: []string{"ConfigMap e2e-crdfield-nowhere/settings", "forbidden", "system:serviceaccount:{ns}:deployer"}},
+			wants: []string{"ConfigMap e2e-crdfield-nowhere/settings", "forbidden", "system:serviceaccount:{ns}:deployer", "spec.destination.namespace is e2e-crdfield-nowhere"}},
 		{name: "image policy secretRef that is a path", objects: func(ns string) []client.Object {
 			return []client.Object{&syncv1.ImagePolicy{
 				ObjectMeta: metav1.ObjectMeta{Name: "api", Namespace: ns},

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"sort"
+	"strings"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -67,7 +68,7 @@ func planSummary(p *syncv1.Plan) string {
 func (r *Reconciler) computePlan(ctx context.Context, ro *rollout) (syncv1.Plan, error) {
 	entries, err := r.planEntries(ctx, ro, true)
 	if f, ok := asFailure(err); ok && f.reason == syncv1.ReasonApplyFailed {
-		return syncv1.Plan{}, &failure{reason: syncv1.ReasonPlanFailed, message: f.message}
+		return syncv1.Plan{}, &failure{reason: syncv1.ReasonPlanFailed, message: f.message + ro.destinationHint(f.message)}
 	}
 	if err != nil {
 		return syncv1.Plan{}, err
@@ -259,4 +260,16 @@ func (r *Reconciler) priorInventory(ctx context.Context, ro *rollout) ([]string,
 		}
 	}
 	return entries, nil
+}
+
+// destinationHint names spec.destination.namespace when a refusal is about
+// that namespace and it is not the Application's own: the service account
+// acts in the Application's namespace, and a destination elsewhere needs
+// RoleBindings of its own there, which a refusal alone does not say.
+func (ro *rollout) destinationHint(refusal string) string {
+	dest := ro.app.Spec.Destination.Namespace
+	if dest == "" || dest == ro.app.Namespace || !strings.Contains(refusal, fmt.Sprintf("namespace %q", dest)) {
+		return ""
+	}
+	return fmt.Sprintf("; spec.destination.namespace is %s, where the service account needs a RoleBinding to act", dest)
 }

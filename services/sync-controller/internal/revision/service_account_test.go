@@ -1,6 +1,9 @@
 package revision
 
 import (
+	"context"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"testing"
 
 	syncv1 "github.com/kuvryn/kuvryn-sync/apis/v1alpha1"
@@ -53,5 +56,26 @@ func TestServiceAccount_ApplyIsLimitedToTheAccountsPermissions(t *testing.T) {
 	if c := condition(rev.Status.Conditions, syncv1.ConditionPlanned); c.Reason != syncv1.ReasonPlanFailed ||
 		!contains(c.Message, "system:serviceaccount:"+e.ns+":"+serviceAccount, "forbidden") {
 		t.Errorf("Planned = %+v, want PlanFailed naming the service account and forbidden", c)
+	}
+}
+
+// TestServiceAccount_DestinationWithoutRightsNamesTheField: the service
+// account acts from the Application's namespace, so a destination namespace
+// where it has no RoleBinding is refused, and the refusal says which field
+// sent it there.
+func TestServiceAccount_DestinationWithoutRightsNamesTheField(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	e.startController(defaultOptions())
+	dest := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{GenerateName: "elsewhere-"}}
+	must(t, admin.Create(t.Context(), dest))
+	t.Cleanup(func() { _ = admin.Delete(context.Background(), dest) })
+	e.createApplication("shop", func(app *syncv1.Application) { app.Spec.Destination.Namespace = dest.Name })
+	name := e.publish("shop", configMap(t, "settings"))
+
+	rev := e.waitForPhase(name, syncv1.PhaseFailed)
+	if c := condition(rev.Status.Conditions, syncv1.ConditionPlanned); c.Reason != syncv1.ReasonPlanFailed ||
+		!contains(c.Message, "ConfigMap "+dest.Name+"/settings", "forbidden", "spec.destination.namespace is "+dest.Name) {
+		t.Errorf("Planned = %+v, want PlanFailed naming the object, the refusal and spec.destination.namespace", c)
 	}
 }
