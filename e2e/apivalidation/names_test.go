@@ -6,8 +6,10 @@ import (
 	"testing"
 
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/client/apiutil"
 
 	syncv1 "github.com/kuvryn/kuvryn-sync/apis/v1alpha1"
+	"github.com/kuvryn/kuvryn-sync/pkg/manager"
 )
 
 // TestAPI_ReferenceThatIsNotAnObjectNameIsRefusedNamingTheField: a
@@ -91,15 +93,9 @@ func TestAPI_ReferenceThatIsNotAnObjectNameIsRefusedNamingTheField(t *testing.T)
 }
 
 func kindOf(obj client.Object) string {
-	switch obj.(type) {
-	case *syncv1.Repository:
-		return "Repository"
-	case *syncv1.Application:
-		return "Application"
-	case *syncv1.ImagePolicy:
-		return "ImagePolicy"
-	case *syncv1.NotificationSink:
-		return "NotificationSink"
+	gvk, err := apiutil.GVKForObject(obj, manager.Scheme())
+	if err != nil {
+		return "object"
 	}
-	return "object"
+	return gvk.Kind
 }

@@ -2,7 +2,6 @@ package console
 
 import (
 	"context"
-	"crypto/rand"
 	"encoding/base64"
 	"net"
 	"net/http"
@@ -15,7 +14,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/rest"
 	ctrl "sigs.k8s.io/controller-runtime"
-	"sigs.k8s.io/controller-runtime/pkg/client/apiutil"
 )
 
 // closedLoopbackPort is a loopback address nothing listens on: connecting
@@ -41,21 +39,15 @@ func startWithUnreachableTwin(t *testing.T) (*fixture, string) {
 	must(t, admin.Create(ctx, ns))
 	t.Cleanup(func() { _ = admin.Delete(context.Background(), ns) })
 
-	cfg := cp.Impersonate(consoleUser)
-	hc, err := rest.HTTPClientFor(cfg)
+	o := consoleOptions(t, cp)
+	up, err := New(o)
 	must(t, err)
-	// The twin shares the real server's mapper, so its reads fail on the
-	// read itself, not on discovery.
-	mapper, err := apiutil.NewDynamicRESTMapper(cfg, hc)
-	must(t, err)
-	key := make([]byte, KeySize)
-	_, err = rand.Read(key)
-	must(t, err)
-	up, err := New(Options{Config: cfg, Mapper: mapper, Key: key, Log: ctrl.Log.WithName("console")})
-	must(t, err)
-	downCfg := rest.CopyConfig(cfg)
-	downCfg.Host = "https://" + closedLoopbackPort(t)
-	down, err := New(Options{Config: downCfg, Mapper: mapper, Key: key, Log: ctrl.Log.WithName("console-unreachable")})
+	// The twin shares the real server's mapper and session key, so its
+	// reads fail on the read itself, not on discovery or sign-in.
+	o.Config = rest.CopyConfig(o.Config)
+	o.Config.Host = "https://" + closedLoopbackPort(t)
+	o.Log = ctrl.Log.WithName("console-unreachable")
+	down, err := New(o)
 	must(t, err)
 
 	upSrv, downSrv := httptest.NewServer(up.Handler()), httptest.NewServer(down.Handler())

@@ -160,6 +160,17 @@ func start(t testing.TB) *fixture {
 // key and, when oidc is set, sign-in with that issuer.
 func newConsole(t testing.TB, cp *controlplane.ControlPlane, oidc *OIDCOptions) *Console {
 	t.Helper()
+	o := consoleOptions(t, cp)
+	o.OIDC = oidc
+	c, err := New(o)
+	must(t, err)
+	return c
+}
+
+// consoleOptions are a console's options as the test user, with a fresh
+// session key.
+func consoleOptions(t testing.TB, cp *controlplane.ControlPlane) Options {
+	t.Helper()
 	cfg := cp.Impersonate(consoleUser)
 	hc, err := rest.HTTPClientFor(cfg)
 	must(t, err)
@@ -168,9 +179,7 @@ func newConsole(t testing.TB, cp *controlplane.ControlPlane, oidc *OIDCOptions) 
 	key := make([]byte, KeySize)
 	_, err = rand.Read(key)
 	must(t, err)
-	c, err := New(Options{Config: cfg, Mapper: mapper, Key: key, Log: ctrl.Log.WithName("console"), OIDC: oidc})
-	must(t, err)
-	return c
+	return Options{Config: cfg, Mapper: mapper, Key: key, Log: ctrl.Log.WithName("console")}
 }
 
 // token creates a ServiceAccount in the fixture's namespace, binds it to
