@@ -47,15 +47,17 @@ func (r *Reconciler) handEditManagers() []string {
 // Application does it too, so that its plan shows the correction, which
 // nothing applies until that plan is approved. It returns live as the API
 // server answered the change. Fields under ignored are never taken: they
-// stay with whoever set them.
-func (r *Reconciler) reclaimHandEdits(ctx context.Context, ro *rollout, live *unstructured.Unstructured, ignored []ignore.Pointer) (*unstructured.Unstructured, error) {
+// stay with whoever set them. It does not record what it took (see
+// recordHandEdits), so that objects planned at once can be recorded in order.
+func (r *Reconciler) reclaimHandEdits(ctx context.Context, ro *rollout, live *unstructured.Unstructured, ignored []ignore.Pointer) (*unstructured.Unstructured, []string, error) {
 	if live == nil {
-		return live, nil
+		return live, nil, nil
 	}
+	var taken []string
 	// The object's own controllers write it too (a Deployment's records
 	// its revision), so the locked patch can lose the race: read it again.
 	err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
-		out, err := r.takeBackHandEdits(ctx, ro, live, ignored)
+		out, took, err := r.takeBackHandEdits(ctx, ro, live, ignored)
 		if apierrors.IsConflict(err) {
 			fresh := live.DeepCopy()
 			if getErr := ro.client.Get(ctx, client.ObjectKeyFromObject(live), fresh); getErr != nil {
@@ -65,25 +67,25 @@ func (r *Reconciler) reclaimHandEdits(ctx context.Context, ro *rollout, live *un
 			return err
 		}
 		if err == nil {
-			live = out
+			live, taken = out, took
 		}
 		return err
 	})
-	return live, err
+	return live, taken, err
 }
 
 // takeBackHandEdits is one locked attempt of reclaimHandEdits.
-func (r *Reconciler) takeBackHandEdits(ctx context.Context, ro *rollout, live *unstructured.Unstructured, ignored []ignore.Pointer) (*unstructured.Unstructured, error) {
+func (r *Reconciler) takeBackHandEdits(ctx context.Context, ro *rollout, live *unstructured.Unstructured, ignored []ignore.Pointer) (*unstructured.Unstructured, []string, error) {
 	entries := live.GetManagedFields()
 	own := slices.IndexFunc(entries, func(e metav1.ManagedFieldsEntry) bool {
 		return e.Manager == syncv1.FieldManagerSync && e.Operation == metav1.ManagedFieldsOperationApply && e.Subresource == ""
 	})
 	if own < 0 {
-		return live, nil
+		return live, nil, nil
 	}
 	owned, err := fieldSet(entries[own])
 	if err != nil {
-		return nil, fmt.Errorf("reading the fields Kuvryn Sync owns of %s: %w", idOf(live), err)
+		return nil, nil, fmt.Errorf("reading the fields Kuvryn Sync owns of %s: %w", idOf(live), err)
 	}
 	managers := r.handEditManagers()
 	kept := make([]metav1.ManagedFieldsEntry, 0, len(entries))
@@ -95,13 +97,13 @@ func (r *Reconciler) takeBackHandEdits(ctx context.Context, ro *rollout, live *u
 		}
 		set, err := fieldSet(e)
 		if err != nil {
-			return nil, fmt.Errorf("reading the fields field manager %q owns of %s: %w", e.Manager, idOf(live), err)
+			return nil, nil, fmt.Errorf("reading the fields field manager %q owns of %s: %w", e.Manager, idOf(live), err)
 		}
 		set, left := splitIgnored(set, live, ignored)
 		if !left.Empty() {
 			raw, err := left.ToJSON()
 			if err != nil {
-				return nil, fmt.Errorf("writing the fields field manager %q keeps of %s: %w", e.Manager, idOf(live), err)
+				return nil, nil, fmt.Errorf("writing the fields field manager %q keeps of %s: %w", e.Manager, idOf(live), err)
 			}
 			e.FieldsV1 = metav1.NewFieldsV1(string(raw))
 			kept = append(kept, e)
@@ -113,11 +115,11 @@ func (r *Reconciler) takeBackHandEdits(ctx context.Context, ro *rollout, live *u
 		taken = append(taken, fmt.Sprintf("%s from field manager %q", namePaths(set), e.Manager))
 	}
 	if len(taken) == 0 {
-		return live, nil
+		return live, nil, nil
 	}
 	raw, err := owned.ToJSON()
 	if err != nil {
-		return nil, fmt.Errorf("writing the fields Kuvryn Sync owns of %s: %w", idOf(live), err)
+		return nil, nil, fmt.Errorf("writing the fields Kuvryn Sync owns of %s: %w", idOf(live), err)
 	}
 	mine := entries[own]
 	mine.FieldsV1 = metav1.NewFieldsV1(string(raw))
@@ -127,17 +129,25 @@ func (r *Reconciler) takeBackHandEdits(ctx context.Context, ro *rollout, live *u
 	out := live.DeepCopy()
 	out.SetManagedFields(kept)
 	if err := ro.client.Patch(ctx, out, patch); err != nil {
-		return nil, fmt.Errorf("taking back hand-edited fields of %s: %w", idOf(live), err)
+		return nil, nil, fmt.Errorf("taking back hand-edited fields of %s: %w", idOf(live), err)
 	}
-	ro.handEdits = append(ro.handEdits, fmt.Sprintf("%s: %s", idOf(live), strings.Join(taken, ", ")))
+	return out, taken, nil
+}
+
+// recordHandEdits records that the hand-edited fields taken of the object
+// id were taken back, for the drift record and in an Event.
+func (ro *rollout) recordHandEdits(id objectID, taken []string) {
+	if len(taken) == 0 {
+		return
+	}
+	ro.handEdits = append(ro.handEdits, fmt.Sprintf("%s: %s", id, strings.Join(taken, ", ")))
 	if !ro.app.Spec.Sync.Automatic {
 		ro.normal(syncv1.ReasonProgressing, actionSelfHeal, "%s was edited by hand: took back %s; the plan shows the correction, which waits for approval",
-			idOf(live), strings.Join(taken, ", "))
-		return out, nil
+			id, strings.Join(taken, ", "))
+		return
 	}
 	ro.normal(syncv1.ReasonDriftCorrected, actionSelfHeal, "%s was edited by hand: took back %s; the next apply rolls the edit back",
-		idOf(live), strings.Join(taken, ", "))
-	return out, nil
+		id, strings.Join(taken, ", "))
 }
 
 // splitIgnored splits set into the fields to take and those under ignored,

@@ -101,16 +101,11 @@ func (r *Reconciler) planEntries(ctx context.Context, ro *rollout, withHooksAndD
 			}
 		}
 	}
-	for _, g := range ds.Groups.Waves {
-		for _, obj := range g.Objects {
-			e, err := r.planObject(ctx, ro, ds, obj)
-			if err != nil {
-				return nil, err
-			}
-			e.Wave = g.Wave
-			entries = append(entries, e)
-		}
+	planned, err := r.planObjects(ctx, ro, ds)
+	if err != nil {
+		return nil, err
 	}
+	entries = append(entries, planned...)
 	if withHooksAndDeletes && ro.pruneEnabled() {
 		stale, err := r.pruneCandidates(ctx, ro, ds)
 		if err != nil {
@@ -127,32 +122,63 @@ func (r *Reconciler) planEntries(ctx context.Context, ro *rollout, withHooksAndD
 	return entries, nil
 }
 
+// planObjects plans the objects of every wave, objectsAtOnce at a time: no
+// plan of one depends on another's. What each took back by hand is
+// recorded in order, and the failure reported is the first object's, as
+// one after the other would have stopped at.
+func (r *Reconciler) planObjects(ctx context.Context, ro *rollout, ds *desired.State) ([]plan.Entry, error) {
+	var objs []*unstructured.Unstructured
+	var waves []int32
+	for _, g := range ds.Groups.Waves {
+		for _, obj := range g.Objects {
+			objs = append(objs, obj)
+			waves = append(waves, g.Wave)
+		}
+	}
+	entries := make([]plan.Entry, len(objs))
+	taken := make([][]string, len(objs))
+	errs := inParallel(len(objs), func(i int) (err error) {
+		entries[i], taken[i], err = r.planObject(ctx, ro, ds, objs[i])
+		entries[i].Wave = waves[i]
+		return err
+	})
+	for i, obj := range objs {
+		ro.recordHandEdits(idOf(obj), taken[i])
+	}
+	if _, err := firstError(errs); err != nil {
+		return nil, err
+	}
+	return entries, nil
+}
+
 // planObject compares obj's live state with its dry-run, once an automatic
-// Application has taken back the fields people edited by hand. Fields the
-// ignore rules name are dry-run with their live values, so they never show. An object
-// whose kind or namespace the desired state itself creates cannot be dry-run
-// before they exist; it is planned as the create it will be.
-func (r *Reconciler) planObject(ctx context.Context, ro *rollout, ds *desired.State, obj *unstructured.Unstructured) (plan.Entry, error) {
+// Application has taken back the fields people edited by hand (returned, for
+// the caller to record). Fields the ignore rules name are dry-run with their
+// live values, so they never show. An object whose kind or namespace the
+// desired state itself creates cannot be dry-run before they exist; it is
+// planned as the create it will be. It reads ro and never changes it.
+func (r *Reconciler) planObject(ctx context.Context, ro *rollout, ds *desired.State, obj *unstructured.Unstructured) (plan.Entry, []string, error) {
 	newKind := ds.NewKinds[obj.GroupVersionKind().GroupKind()]
 	live, err := getLive(ctx, ro.client, obj)
 	if err != nil && !(newKind && errors.Is(err, errKindNotServed)) {
-		return plan.Entry{}, err
+		return plan.Entry{}, nil, err
 	}
 	if owner := ro.ownedByAnother(live); owner != "" {
-		return plan.Entry{}, &failure{reason: syncv1.ReasonApplyConflict, message: fmt.Sprintf(
+		return plan.Entry{}, nil, &failure{reason: syncv1.ReasonApplyConflict, message: fmt.Sprintf(
 			"%s belongs to Application %s (annotation %s); an object is managed by one Application only: remove it from one of them",
 			idOf(obj), owner, syncv1.OwnedByAnnotation)}
 	}
 	force, err := ro.forced(obj)
 	if err != nil {
-		return plan.Entry{}, err
+		return plan.Entry{}, nil, err
 	}
 	obj, ignored, err := ro.respectIgnored(ctx, obj, live, true)
 	if err != nil {
-		return plan.Entry{}, err
+		return plan.Entry{}, nil, err
 	}
-	if live, err = r.reclaimHandEdits(ctx, ro, live, ignored); err != nil {
-		return plan.Entry{}, err
+	live, taken, err := r.reclaimHandEdits(ctx, ro, live, ignored)
+	if err != nil {
+		return plan.Entry{}, taken, err
 	}
 	dryRun, err := applyObject(ctx, ro.client, obj, true, force, syncv1.ReasonValidationFailure)
 	switch {
@@ -161,11 +187,11 @@ func (r *Reconciler) planObject(ctx context.Context, ro *rollout, ds *desired.St
 		ds.Namespaces[obj.GetNamespace()] && isNamespaceNotFound(err, obj.GetNamespace()):
 		dryRun = obj
 	default:
-		return plan.Entry{}, err
+		return plan.Entry{}, taken, err
 	}
 	entry, err := plan.NewEntry(live, dryRun)
 	entry.Force = force
-	return entry, err
+	return entry, taken, err
 }
 
 // isNamespaceNotFound reports whether err says namespace does not exist.

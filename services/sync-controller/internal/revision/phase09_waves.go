@@ -72,15 +72,26 @@ func (r *Reconciler) applyWaves(ctx context.Context, ro *rollout) (step, error) 
 	return proceed, nil
 }
 
-// applyWave server-side applies every object of a wave, in kind order, and
-// stops at the first one refused, with a failure.
+// applyWave server-side applies every object of a wave in kind order, the
+// objects of one kind at once (objectsAtOnce at a time), and stops after
+// the first kind with an object refused, with the first such object's failure.
 func (r *Reconciler) applyWave(ctx context.Context, ro *rollout, ds *desired.State, g wave.Group) (step, error) {
-	for _, obj := range g.Objects {
-		live, err := r.applyWaveObject(ctx, ro, obj)
+	for _, objs := range byKind(g.Objects) {
+		applied := make([]*unstructured.Unstructured, len(objs))
+		errs := inParallel(len(objs), func(i int) (err error) {
+			applied[i], err = r.applyWaveObject(ctx, ro, objs[i])
+			return err
+		})
+		for _, live := range applied {
+			if live != nil {
+				ro.observe(live)
+			}
+		}
+		i, err := firstError(errs)
 		if err == nil {
-			ro.observe(live)
 			continue
 		}
+		obj := objs[i]
 		if errors.Is(err, errKindNotServed) && ds.NewKinds[obj.GroupVersionKind().GroupKind()] {
 			// Its CustomResourceDefinition was applied but is not served yet.
 			ro.setRevCondition(syncv1.ConditionRolloutComplete, metav1.ConditionFalse, syncv1.ReasonProgressing,
@@ -94,6 +105,18 @@ func (r *Reconciler) applyWave(ctx context.Context, ro *rollout, ds *desired.Sta
 		return halt, err
 	}
 	return proceed, nil
+}
+
+// byKind splits objects, in kind order, into runs of one kind order.
+func byKind(objs []*unstructured.Unstructured) [][]*unstructured.Unstructured {
+	var runs [][]*unstructured.Unstructured
+	for i, obj := range objs {
+		if i == 0 || wave.KindOrder(obj.GroupVersionKind()) != wave.KindOrder(objs[i-1].GroupVersionKind()) {
+			runs = append(runs, nil)
+		}
+		runs[len(runs)-1] = append(runs[len(runs)-1], obj)
+	}
+	return runs
 }
 
 // applyWaveObject applies one object of a wave as planned: with force if
