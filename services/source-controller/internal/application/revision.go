@@ -41,7 +41,9 @@ func (r *Reconciler) ensureRevision(ctx context.Context, app *syncv1.Application
 	}
 	name := desiredstate.RevisionName(app.Name, digest)
 	rev := &syncv1.Revision{}
-	created := false
+	// fresh is set when this render created the Revision, which then has
+	// no desired state yet.
+	created, fresh := false, false
 	err = r.Client.Get(ctx, client.ObjectKey{Namespace: app.Namespace, Name: name}, rev)
 	if apierrors.IsNotFound(err) {
 		rev = &syncv1.Revision{
@@ -55,20 +57,14 @@ func (r *Reconciler) ensureRevision(ctx context.Context, app *syncv1.Application
 				DesiredState:    syncv1.DesiredStateRef{SecretName: name, Digest: digest, Objects: int32(len(out.objects))},
 			},
 		}
-		if err := r.Client.Create(ctx, rev); err != nil && !apierrors.IsAlreadyExists(err) {
+		if fresh, err = r.createRevision(ctx, rev); err != nil {
 			return nil, false, err
-		}
-		if err := r.Client.Get(ctx, client.ObjectKeyFromObject(rev), rev); err != nil {
-			// The cache may not have seen the Revision yet; read it directly.
-			if err := r.APIReader.Get(ctx, client.ObjectKeyFromObject(rev), rev); err != nil {
-				return nil, false, err
-			}
 		}
 		created = true
 	} else if err != nil {
 		return nil, false, err
 	}
-	if err := r.ensureDesiredState(ctx, rev, data); err != nil {
+	if err := r.ensureDesiredState(ctx, rev, data, fresh); err != nil {
 		return nil, false, err
 	}
 	if s := rev.Status.Source; s == nil || s.Commit != commit || !sameChart(s.Chart, out.chart) {
@@ -133,17 +129,31 @@ func (r *Reconciler) recordRenderFailure(ctx context.Context, app *syncv1.Applic
 	return rev, ssa.ApplyStatus(ctx, r.Client, rev, syncv1.FieldManagerSource, st)
 }
 
+// createRevision creates rev and reports whether this call created it. One
+// another render created first is read instead, directly: the cache may not
+// have seen it yet. Create answers with the Revision as stored, so one this
+// call created needs no read.
+func (r *Reconciler) createRevision(ctx context.Context, rev *syncv1.Revision) (bool, error) {
+	err := r.Client.Create(ctx, rev)
+	if !apierrors.IsAlreadyExists(err) {
+		return err == nil, err
+	}
+	return false, r.APIReader.Get(ctx, client.ObjectKeyFromObject(rev), rev)
+}
+
 // ensureDesiredState creates the Revision's desired-state Secret if it is
 // missing (a first render, or a crash between creating the Revision and the
 // Secret). Its content is fixed by the Revision's name, so an existing one
-// is never rewritten.
-func (r *Reconciler) ensureDesiredState(ctx context.Context, rev *syncv1.Revision, data []byte) error {
-	secret := &corev1.Secret{}
-	err := r.APIReader.Get(ctx, client.ObjectKey{Namespace: rev.Namespace, Name: rev.Spec.DesiredState.SecretName}, secret)
-	if err == nil || !apierrors.IsNotFound(err) {
-		return err
+// is never rewritten. A fresh Revision, one this render just created, has
+// none, so it is not looked for.
+func (r *Reconciler) ensureDesiredState(ctx context.Context, rev *syncv1.Revision, data []byte, fresh bool) error {
+	if !fresh {
+		err := r.APIReader.Get(ctx, client.ObjectKey{Namespace: rev.Namespace, Name: rev.Spec.DesiredState.SecretName}, &corev1.Secret{})
+		if err == nil || !apierrors.IsNotFound(err) {
+			return err
+		}
 	}
-	secret = &corev1.Secret{
+	secret := &corev1.Secret{
 		ObjectMeta: metav1.ObjectMeta{
 			Name: rev.Spec.DesiredState.SecretName, Namespace: rev.Namespace,
 			Labels:          map[string]string{syncv1.ApplicationLabel: rev.Spec.ApplicationName},
