@@ -213,6 +213,7 @@ func useCertificate(w *certwatcher.CertWatcher) func(*tls.Config) {
 // controllers, start, and exit non-zero on failure.
 func Main(svc Service, setup func(ctrl.Manager) error) {
 	log := ctrl.Log.WithName(svc.Name)
+	tuneGC(os.LookupEnv)
 	mgr, err := New(svc, os.Args[1:])
 	if errors.Is(err, flag.ErrHelp) {
 		os.Exit(0)
