@@ -11,7 +11,7 @@ import (
 
 // --concurrent, as Flux names it, sets how many Repositories are fetched
 // and Applications rendered at once; fewer than one is refused.
-func TestBindFlags_ConcurrentDefaultsToFourAndRefusesLessThanOne(t *testing.T) {
+func TestBindFlags_ConcurrentDefaultsToEightAndRefusesLessThanOne(t *testing.T) {
 	for _, tc := range []struct {
 		name    string
 		args    []string

@@ -7,7 +7,7 @@ import (
 
 // --concurrent, as Flux names it, sets how many Applications roll out at
 // once; fewer than one is refused, naming the flag.
-func TestBindFlags_ConcurrentDefaultsToFourAndRefusesLessThanOne(t *testing.T) {
+func TestBindFlags_ConcurrentDefaultsToSixteenAndRefusesLessThanOne(t *testing.T) {
 	for _, tc := range []struct {
 		name    string
 		args    []string

@@ -21,7 +21,7 @@ import (
 
 // defaultConcurrent is --concurrent's default, chosen from `make bench-scale`
 // (docs/benchmarks.md).
-const defaultConcurrent = 4
+const defaultConcurrent = 16
 
 func main() {
 	var o revision.Options

@@ -18,7 +18,7 @@ import (
 
 // DefaultConcurrent is --concurrent's default, chosen from `make bench-scale`
 // (docs/benchmarks.md).
-const DefaultConcurrent = 4
+const DefaultConcurrent = 8
 
 // Options are the source-controller's own flags.
 type Options struct {
