@@ -12,13 +12,9 @@ import "runtime/debug"
 const gcPercent = 50
 
 // tuneGC sets the garbage collector's target to gcPercent unless the
-// environment, as lookupEnv reads it, sets GOGC; it reports the target in force.
-func tuneGC(lookupEnv func(string) (string, bool)) int {
-	if _, set := lookupEnv("GOGC"); set {
-		current := debug.SetGCPercent(100)
-		debug.SetGCPercent(current)
-		return current
+// environment, as lookupEnv reads it, sets GOGC.
+func tuneGC(lookupEnv func(string) (string, bool)) {
+	if _, set := lookupEnv("GOGC"); !set {
+		debug.SetGCPercent(gcPercent)
 	}
-	debug.SetGCPercent(gcPercent)
-	return gcPercent
 }

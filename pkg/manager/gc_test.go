@@ -21,10 +21,7 @@ func TestTuneGC_HalvesGoDefaultUnlessGOGCIsSet(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			debug.SetGCPercent(tt.before)
-			got := tuneGC(func(k string) (string, bool) { v, ok := tt.env[k]; return v, ok })
-			if got != tt.want {
-				t.Errorf("tuneGC = %d, want %d", got, tt.want)
-			}
+			tuneGC(func(k string) (string, bool) { v, ok := tt.env[k]; return v, ok })
 			if inForce := debug.SetGCPercent(100); inForce != tt.want {
 				t.Errorf("GC target in force = %d, want %d", inForce, tt.want)
 			}
