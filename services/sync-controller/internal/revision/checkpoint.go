@@ -43,17 +43,18 @@ func (r *Reconciler) record(ctx context.Context, ro *rollout) error {
 //   - the attempt is on record before it changes the cluster
 //     (recordAttempt), so a restarted controller resumes it instead of
 //     starting it again and taking its hooks for an earlier attempt's;
-//   - applyWaves records a wave's objects in the inventory before applying
-//     them, so prune knows of every object that may exist even if the
-//     controller stops mid-apply;
+//   - applyWaves records a wave Applying, its objects in the inventory,
+//     before applying them, so prune knows of every object that may exist
+//     even if the controller stops mid-apply;
 //   - runHooks records how a hook ended before releasing its finalizer, so a
 //     TTL that deletes it from then on cannot make it look deleted while
 //     running.
 //
-// A wave is recorded Applying at the end of the pass that applied it, not
-// at once: a controller stopped in between applies the wave again, which
-// Server-Side Apply of unchanged objects makes a no-op, and the write saved
-// was one of the most frequent requests of a large rollout.
+// A wave recorded Applying is applied again by a controller that does not
+// remember applying it (applied_waves.go), which Server-Side Apply of
+// unchanged objects makes a no-op; recording it Applying in the
+// inventory's write instead of after the apply saves one of the most
+// frequent requests of a large rollout.
 func (r *Reconciler) checkpoint(ctx context.Context, ro *rollout) error {
 	return r.record(ctx, ro)
 }

@@ -15,13 +15,15 @@ import (
 )
 
 // applyWaves applies the sync waves in ascending order and waits for every
-// object of a wave to be Healthy before the next. A Pending wave's objects
-// are added to the inventory and checkpointed first, so prune knows about
-// them even if the controller stops mid-apply; they are then applied in kind
-// order and the wave is Applying. A wave found Applying is only watched,
-// never applied again, unless one of its objects has vanished.
+// object of a wave to be Healthy before the next. A Pending wave is
+// recorded Applying, its objects added to the inventory, in one checkpoint
+// before it is applied, so prune knows about them even if the controller
+// stops mid-apply; they are then applied in kind order. A wave found
+// Applying is only watched, unless this process has not applied it
+// (applied_waves.go) or one of its objects has vanished.
 func (r *Reconciler) applyWaves(ctx context.Context, ro *rollout) (step, error) {
 	if !ro.rolling() {
+		r.applied.forget(ro.key())
 		return proceed, nil
 	}
 	ds, err := r.loadDesired(ctx, ro)
@@ -36,27 +38,31 @@ func (r *Reconciler) applyWaves(ctx context.Context, ro *rollout) (step, error) 
 		if ws.State == syncv1.WaveHealthy {
 			continue
 		}
-		if ws.State == syncv1.WavePending {
-			if ro.addInventory(g.Objects...) {
-				if err := r.checkpoint(ctx, ro); err != nil {
-					return halt, err
-				}
-			} else if err := r.recordAttempt(ctx, ro); err != nil {
+		if ws.State == syncv1.WaveApplying && !r.applied.has(ro, g.Wave) {
+			ws.State = syncv1.WavePending
+		}
+		justApplied := ws.State == syncv1.WavePending
+		if justApplied {
+			ro.addInventory(g.Objects...)
+			ws.State = syncv1.WaveApplying
+			ro.setRevCondition(syncv1.ConditionRolloutComplete, metav1.ConditionFalse, syncv1.ReasonProgressing,
+				fmt.Sprintf("attempt %d: applying wave %d (%d object(s)), then waiting for it to be Healthy",
+					ro.rev.Status.Attempt, g.Wave, len(g.Objects)))
+			if err := r.checkpoint(ctx, ro); err != nil {
 				return halt, err
 			}
 			s, err := r.applyWave(ctx, ro, ds, g)
 			if f, ok := asFailure(err); ok {
+				ws.State = syncv1.WavePending
 				ro.fail(inRollout, f)
 				return proceed, nil
 			}
 			if err != nil || !s.next {
 				return s, err
 			}
-			ws.State = syncv1.WaveApplying
-			ro.setRevCondition(syncv1.ConditionRolloutComplete, metav1.ConditionFalse, syncv1.ReasonProgressing,
-				fmt.Sprintf("attempt %d: applied wave %d (%d object(s)), waiting for it to be Healthy", ro.rev.Status.Attempt, g.Wave, len(g.Objects)))
+			r.applied.add(ro, g.Wave)
 		}
-		ready, err := r.waveHealthy(ctx, ro, g)
+		ready, waiting, err := r.waveHealthy(ctx, ro, g)
 		if f, ok := asFailure(err); ok {
 			ro.fail(inRollout, f)
 			return proceed, nil
@@ -65,6 +71,12 @@ func (r *Reconciler) applyWaves(ctx context.Context, ro *rollout) (step, error) 
 			return halt, err
 		}
 		if !ready {
+			// Right after the apply the message says so; what the wave
+			// waits for is recorded by the looks that follow, saving a
+			// status write per wave.
+			if waiting != "" && !justApplied {
+				ro.setRevCondition(syncv1.ConditionRolloutComplete, metav1.ConditionFalse, syncv1.ReasonProgressing, waiting)
+			}
 			return r.awaitHealth(ro, g.Objects), nil
 		}
 		ws.State = syncv1.WaveHealthy
@@ -133,28 +145,29 @@ func (r *Reconciler) applyWaveObject(ctx context.Context, ro *rollout, obj *unst
 }
 
 // waveHealthy reads every object of a wave and reports whether all are
-// Healthy. A Degraded object is a failure with HealthFailure. A vanished
-// object sends the wave back to Pending, to be applied again.
-func (r *Reconciler) waveHealthy(ctx context.Context, ro *rollout, g wave.Group) (bool, error) {
+// Healthy and, if not, what the wave is waiting for. A Degraded object is a
+// failure with HealthFailure. A vanished object sends the wave back to
+// Pending, to be applied again.
+func (r *Reconciler) waveHealthy(ctx context.Context, ro *rollout, g wave.Group) (bool, string, error) {
 	var waiting *unstructured.Unstructured
 	var waitingFor string
 	for _, obj := range g.Objects {
 		live, err := r.liveForHealth(ctx, ro, obj)
 		if err != nil {
 			if f, ok := asFailure(err); ok {
-				return false, &failure{reason: f.reason, message: fmt.Sprintf("wave %d: %s", g.Wave, f.message)}
+				return false, "", &failure{reason: f.reason, message: fmt.Sprintf("wave %d: %s", g.Wave, f.message)}
 			}
-			return false, err
+			return false, "", err
 		}
 		if live == nil {
 			ro.waveStatus(g.Wave).State = syncv1.WavePending
-			return false, nil
+			return false, "", nil
 		}
 		res := health.Of(live)
 		switch res.State {
 		case syncv1.HealthHealthy:
 		case syncv1.HealthDegraded:
-			return false, &failure{reason: syncv1.ReasonHealthFailure, message: fmt.Sprintf(
+			return false, "", &failure{reason: syncv1.ReasonHealthFailure, message: fmt.Sprintf(
 				"wave %d: %s is Degraded: %s", g.Wave, idOf(obj), res.Message)}
 		default:
 			if waiting == nil {
@@ -163,9 +176,7 @@ func (r *Reconciler) waveHealthy(ctx context.Context, ro *rollout, g wave.Group)
 		}
 	}
 	if waiting != nil {
-		ro.setRevCondition(syncv1.ConditionRolloutComplete, metav1.ConditionFalse, syncv1.ReasonProgressing,
-			fmt.Sprintf("attempt %d: wave %d: waiting for %s: %s", ro.rev.Status.Attempt, g.Wave, idOf(waiting), waitingFor))
-		return false, nil
+		return false, fmt.Sprintf("attempt %d: wave %d: waiting for %s: %s", ro.rev.Status.Attempt, g.Wave, idOf(waiting), waitingFor), nil
 	}
-	return true, nil
+	return true, "", nil
 }

@@ -8,7 +8,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
-	"k8s.io/apimachinery/pkg/types"
 
 	syncv1 "github.com/kuvryn/kuvryn-sync/apis/v1alpha1"
 	"github.com/kuvryn/kuvryn-sync/services/sync-controller/internal/health"
@@ -138,7 +137,7 @@ func (r *Reconciler) awaitHealth(ro *rollout, objs []*unstructured.Unstructured)
 		return waitFor(pollInterval)
 	}
 	ro.awaitingHealth = true
-	r.watches.awaitHealth(types.NamespacedName{Namespace: ro.app.Namespace, Name: ro.app.Name}, true)
+	r.watches.awaitHealth(ro.key(), true)
 	for _, obj := range objs {
 		if !r.watches.watched(obj.GroupVersionKind().GroupKind()) {
 			return waitFor(pollInterval)

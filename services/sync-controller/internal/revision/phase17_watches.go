@@ -185,7 +185,7 @@ func (r *Reconciler) ensureWatches(ctx context.Context, ro *rollout) (step, erro
 			gvks = append(gvks, gvk)
 		}
 	}
-	w.track(types.NamespacedName{Namespace: ro.app.Namespace, Name: ro.app.Name}, ids)
+	w.track(ro.key(), ids)
 
 	for _, gvk := range w.due(gvks, time.Now()) {
 		allowed, err := r.mayListAndWatch(ctx, gvk)

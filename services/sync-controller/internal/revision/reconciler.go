@@ -21,6 +21,7 @@ import (
 	"time"
 
 	"github.com/go-logr/logr"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/tools/events"
@@ -115,6 +116,8 @@ type Reconciler struct {
 	// accountsSeen maps service accounts (types.NamespacedName) to when they
 	// were last found to exist.
 	accountsSeen sync.Map
+	// applied tells which waves recorded Applying this process applied.
+	applied appliedWaves
 }
 
 // New builds a Reconciler from the manager's clients.
@@ -250,8 +253,12 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (result ct
 	ctx, endSpan := tracing.StartReconcile(ctx, tracerName)
 	defer func() { endSpan(retErr) }()
 	app, err := r.readApplication(ctx, req.NamespacedName)
+	if apierrors.IsNotFound(err) {
+		r.applied.forget(req.NamespacedName)
+		return ctrl.Result{}, nil
+	}
 	if err != nil {
-		return ctrl.Result{}, client.IgnoreNotFound(err)
+		return ctrl.Result{}, err
 	}
 	if !app.DeletionTimestamp.IsZero() {
 		return ctrl.Result{}, nil
@@ -293,7 +300,7 @@ func (r *Reconciler) run(ctx context.Context, ro *rollout) (ctrl.Result, error) 
 		return ctrl.Result{}, err
 	}
 	if !ro.awaitingHealth && r.watches != nil {
-		r.watches.awaitHealth(types.NamespacedName{Namespace: ro.app.Namespace, Name: ro.app.Name}, false)
+		r.watches.awaitHealth(ro.key(), false)
 	}
 	if stopped != nil {
 		return ctrl.Result{RequeueAfter: stopped.requeueAfter}, nil

@@ -7,6 +7,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	syncv1 "github.com/kuvryn/kuvryn-sync/apis/v1alpha1"
@@ -68,6 +69,11 @@ type rollout struct {
 
 func newRollout(app *syncv1.Application) *rollout {
 	return &rollout{app: app, writtenApp: ownedApplicationStatus(app), now: metav1.Now()}
+}
+
+// key names the Application.
+func (ro *rollout) key() types.NamespacedName {
+	return types.NamespacedName{Namespace: ro.app.Namespace, Name: ro.app.Name}
 }
 
 func (ro *rollout) setRevision(rev *syncv1.Revision) {
