@@ -37,9 +37,33 @@ func TestStatusless_KindsAreHealthyFromTheirMetadataAlone(t *testing.T) {
 	}
 }
 
+// A Service's health follows from its metadata unless its desired spec
+// makes it a LoadBalancer, which is Healthy only once it has an address.
+func TestHealthFromMetadata_ServicesButLoadBalancers(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		yaml string
+		want bool
+	}{
+		{"ConfigMap", "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: a}\n", true},
+		{"Service without a type", "apiVersion: v1\nkind: Service\nmetadata: {name: a}\nspec: {ports: [{port: 80}]}\n", true},
+		{"ClusterIP Service", "apiVersion: v1\nkind: Service\nmetadata: {name: a}\nspec: {type: ClusterIP}\n", true},
+		{"NodePort Service", "apiVersion: v1\nkind: Service\nmetadata: {name: a}\nspec: {type: NodePort}\n", true},
+		{"LoadBalancer Service", "apiVersion: v1\nkind: Service\nmetadata: {name: a}\nspec: {type: LoadBalancer}\n", false},
+		{"Deployment", "apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: a}\n", false},
+		{"Service of another group", "apiVersion: serving.knative.dev/v1\nkind: Service\nmetadata: {name: a}\n", false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := healthFromMetadata(object(t, tc.yaml)); got != tc.want {
+				t.Fatalf("healthFromMetadata = %v, want %v", got, tc.want)
+			}
+		})
+	}
+}
+
 // While a rollout waits for a Deployment, each look reads the Deployment
-// live, but the ConfigMap and ServiceAccount it applied next to it only from
-// the drift watch's cache.
+// live, but the ConfigMap, ServiceAccount and ClusterIP Service it applied
+// next to it only from the drift watch's cache.
 func TestHealth_StatuslessObjectsAreNotReadLiveWhileARolloutWaits(t *testing.T) {
 	e := newEnv(t)
 	gets := &getCounter{byResource: map[string]int{}}
@@ -52,6 +76,7 @@ func TestHealth_StatuslessObjectsAreNotReadLiveWhileARolloutWaits(t *testing.T) 
 	name := e.publish("shop",
 		object(t, "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: settings}\ndata: {mode: fast}\n"),
 		object(t, "apiVersion: v1\nkind: ServiceAccount\nmetadata: {name: worker}\n"),
+		object(t, "apiVersion: v1\nkind: Service\nmetadata: {name: web}\nspec: {ports: [{port: 80}]}\n"),
 		e.gatedDeployment("web"))
 
 	e.waitForRevision(name, "waiting for the Deployment", func(rev *syncv1.Revision) bool {
@@ -66,7 +91,7 @@ func TestHealth_StatuslessObjectsAreNotReadLiveWhileARolloutWaits(t *testing.T) 
 	e.waitForPhase(name, syncv1.PhaseHealthy)
 	after := gets.snapshot()
 
-	for _, resource := range []string{"configmaps", "serviceaccounts"} {
+	for _, resource := range []string{"configmaps", "serviceaccounts", "services"} {
 		if n := after[resource] - before[resource]; n != 0 {
 			t.Errorf("%d GET %s while waiting for health, want 0 (read from the watch cache)", n, resource)
 		}

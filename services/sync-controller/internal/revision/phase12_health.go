@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 
+	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -75,15 +76,25 @@ func (r *Reconciler) checkHealth(ctx context.Context, ro *rollout) (step, error)
 	if err != nil {
 		return halt, err
 	}
+	// The desired objects stand in for their entries: whether a Service's
+	// health follows from its metadata depends on its spec.
+	wanted := make(map[objectID]*unstructured.Unstructured)
+	for _, obj := range ds.WaveObjects() {
+		wanted[idOf(obj)] = obj
+	}
 	var objs []*unstructured.Unstructured
 	for _, e := range ro.rev.Status.Inventory.Entries {
 		obj, err := parseInventoryEntry(e)
 		if err != nil {
 			continue
 		}
-		if _, isHook := ds.Stages[idOf(obj)]; !isHook {
-			objs = append(objs, obj)
+		if _, isHook := ds.Stages[idOf(obj)]; isHook {
+			continue
 		}
+		if d, ok := wanted[idOf(obj)]; ok {
+			obj = d
+		}
+		objs = append(objs, obj)
 	}
 	state, culprit, err := r.healthOf(ctx, ro, objs)
 	if err != nil {
@@ -159,9 +170,25 @@ var statusless = map[schema.GroupKind]bool{
 	{Group: rbacv1.GroupName, Kind: "ClusterRoleBinding"}: true,
 }
 
+// serviceKind is the Service kind, healthy from its metadata unless it is
+// a LoadBalancer, whose health is an address assigned.
+var serviceKind = schema.GroupKind{Kind: "Service"}
+
+// healthFromMetadata reports whether obj's health follows from its
+// metadata alone: a statusless kind, or a Service the desired state does
+// not make a LoadBalancer, which kstatus calls Current as soon as it exists.
+func healthFromMetadata(obj *unstructured.Unstructured) bool {
+	gk := obj.GroupVersionKind().GroupKind()
+	if gk == serviceKind {
+		t, _, _ := unstructured.NestedString(obj.Object, "spec", "type")
+		return t != string(corev1.ServiceTypeLoadBalancer)
+	}
+	return statusless[gk]
+}
+
 // liveForHealth is obj as its health is assessed: the metadata the drift
-// watch keeps, for a watched kind whose health is its existence, and
-// otherwise the live object read as the service account. Reading those
+// watch keeps, for a watched kind whose health follows from its metadata,
+// and otherwise the live object read as the service account. Reading those
 // objects live on each look was half the requests of rollouts waiting for
 // health (docs/benchmarks.md). An object not in the watch cache yet is read
 // live, so a fresh apply is never taken for a missing object.
@@ -169,7 +196,7 @@ func (r *Reconciler) liveForHealth(ctx context.Context, ro *rollout, obj *unstru
 	if live, ok := ro.observed[idOf(obj)]; ok {
 		return live, nil
 	}
-	if statusless[obj.GroupVersionKind().GroupKind()] && r.watches != nil {
+	if healthFromMetadata(obj) && r.watches != nil {
 		if cached, ok := r.watches.cachedMetadata(ctx, obj); ok {
 			return cached, nil
 		}
