@@ -15,6 +15,9 @@ import (
 // reconcile loop records at the end of every pass and at checkpoints, so a
 // restarted controller resumes from status.
 func (r *Reconciler) record(ctx context.Context, ro *rollout) error {
+	if ro.unrecorded {
+		return nil
+	}
 	ro.summarize()
 	if ro.rev != nil {
 		ro.rev.Status.ObservedGeneration = ro.rev.Generation

@@ -12,19 +12,29 @@ import (
 	syncv1 "github.com/kuvryn/kuvryn-sync/apis/v1alpha1"
 )
 
+// firstRenderGrace is how long a new Application waits for its first
+// desired Revision before its status says it is waiting for one. The
+// source-controller usually renders it well within this time, and recording
+// the wait first was one of every new Application's status writes
+// (docs/benchmarks.md).
+const firstRenderGrace = 10 * time.Second
+
 // resolveTarget reads the Revision this reconcile works on (see target)
 // and stops the pass while there is none.
 func (r *Reconciler) resolveTarget(ctx context.Context, ro *rollout) (step, error) {
 	name, err := r.target(ctx, ro)
-	if err != nil || name == "" {
+	if err != nil {
 		return halt, err
+	}
+	if name == "" {
+		return ro.awaitFirstRender(), nil
 	}
 	rev, err := r.readRevision(ctx, ro.app.Namespace, name)
 	if err != nil {
 		if apierrors.IsNotFound(err) {
 			// The Revision watch brings the Application back once it exists.
 			r.log(ctx).Info("desired Revision not found yet", "revision", name)
-			return halt, nil
+			return ro.awaitFirstRender(), nil
 		}
 		return halt, fmt.Errorf("reading desired Revision %s/%s: %w", ro.app.Namespace, name, err)
 	}
@@ -45,6 +55,31 @@ func (r *Reconciler) resolveTarget(ctx context.Context, ro *rollout) (step, erro
 		return halt, nil
 	}
 	return proceed, nil
+}
+
+// awaitFirstRender stops a pass that has no Revision to work on. A new
+// Application with no status yet is left unrecorded until firstRenderGrace
+// after its creation, and looked at again then; its first render wakes it
+// sooner.
+func (ro *rollout) awaitFirstRender() step {
+	wait := ro.firstRenderWait()
+	if wait <= 0 {
+		return halt
+	}
+	ro.unrecorded = true
+	return waitFor(wait)
+}
+
+// firstRenderWait is how much longer the Application's status may stay
+// unwritten: none once it has a condition of its own or of the
+// source-controller, or once firstRenderGrace has passed since its creation.
+func (ro *rollout) firstRenderWait() time.Duration {
+	for _, typ := range []string{syncv1.ConditionReady, syncv1.ConditionSynced, syncv1.ConditionRendered} {
+		if meta.FindStatusCondition(ro.app.Status.Conditions, typ) != nil {
+			return 0
+		}
+	}
+	return ro.app.CreationTimestamp.Add(firstRenderGrace).Sub(ro.now.Time)
 }
 
 // renderFailure is the failure a Revision without a desired state records,

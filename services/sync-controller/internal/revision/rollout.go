@@ -61,6 +61,10 @@ type rollout struct {
 	// completed is set when this reconcile completed an attempt.
 	completed bool
 
+	// unrecorded keeps a new Application's status unwritten while it waits
+	// for its first render (awaitFirstRender).
+	unrecorded bool
+
 	// events wait for the status that explains them to be recorded.
 	events []lifecycleEvent
 
