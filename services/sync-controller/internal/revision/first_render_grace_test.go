@@ -49,11 +49,12 @@ func TestStatus_ANewApplicationNotRenderedSaysItWaitsForTheSourceController(t *t
 		c := condition(synced.Status.Conditions, syncv1.ConditionSynced)
 		return c.Message == waitingForRender
 	}, func() string { return condition(synced.Status.Conditions, syncv1.ConditionSynced).Message })
-	// Condition times have a resolution of one second.
+	// docs/api.md promises 10 s; condition times have a resolution of one
+	// second.
 	recorded := condition(synced.Status.Conditions, syncv1.ConditionSynced).LastTransitionTime.Time
-	if earliest := created.Add(firstRenderGrace - time.Second); recorded.Before(earliest) {
-		t.Errorf("Synced recorded at %s, %s after creation; want no sooner than %s after",
-			recorded.Format(time.RFC3339), recorded.Sub(created), firstRenderGrace)
+	if earliest := created.Add(9 * time.Second); recorded.Before(earliest) {
+		t.Errorf("Synced recorded at %s, %s after creation; want no sooner than 10s after",
+			recorded.Format(time.RFC3339), recorded.Sub(created))
 	}
 	if c := condition(synced.Status.Conditions, syncv1.ConditionReady); c.Message != waitingForRender {
 		t.Errorf("Ready message = %q, want %q", c.Message, waitingForRender)
