@@ -5,61 +5,13 @@ import (
 	"strings"
 	"sync"
 	"testing"
-	"time"
 
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/client-go/rest"
 
 	syncv1 "github.com/kuvryn/kuvryn-sync/apis/v1alpha1"
 	"github.com/kuvryn/kuvryn-sync/pkg/manager"
-	"github.com/kuvryn/kuvryn-sync/services/sync-controller/internal/health"
 	"github.com/kuvryn/kuvryn-sync/services/sync-controller/internal/impersonate"
 )
-
-// The kinds whose health is read from the watch cache are exactly those
-// kstatus calls Current from their metadata alone, and not while deleted.
-func TestStatusless_KindsAreHealthyFromTheirMetadataAlone(t *testing.T) {
-	for gk := range statusless {
-		t.Run(gk.String(), func(t *testing.T) {
-			obj := &unstructured.Unstructured{}
-			obj.SetGroupVersionKind(gk.WithVersion("v1"))
-			obj.SetNamespace("shop")
-			obj.SetName("settings")
-			if got := health.Of(obj); got.State != syncv1.HealthHealthy {
-				t.Fatalf("health of its metadata = %s (%s), want Healthy", got.State, got.Message)
-			}
-			obj.SetDeletionTimestamp(&metav1.Time{Time: time.Now()})
-			if got := health.Of(obj); got.State == syncv1.HealthHealthy {
-				t.Fatalf("health while deleted = Healthy, want anything else")
-			}
-		})
-	}
-}
-
-// A Service's health follows from its metadata unless its desired spec
-// makes it a LoadBalancer, which is Healthy only once it has an address.
-func TestHealthFromMetadata_ServicesButLoadBalancers(t *testing.T) {
-	for _, tc := range []struct {
-		name string
-		yaml string
-		want bool
-	}{
-		{"ConfigMap", "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: a}\n", true},
-		{"Service without a type", "apiVersion: v1\nkind: Service\nmetadata: {name: a}\nspec: {ports: [{port: 80}]}\n", true},
-		{"ClusterIP Service", "apiVersion: v1\nkind: Service\nmetadata: {name: a}\nspec: {type: ClusterIP}\n", true},
-		{"NodePort Service", "apiVersion: v1\nkind: Service\nmetadata: {name: a}\nspec: {type: NodePort}\n", true},
-		{"LoadBalancer Service", "apiVersion: v1\nkind: Service\nmetadata: {name: a}\nspec: {type: LoadBalancer}\n", false},
-		{"Deployment", "apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: a}\n", false},
-		{"Service of another group", "apiVersion: serving.knative.dev/v1\nkind: Service\nmetadata: {name: a}\n", false},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			if got := healthFromMetadata(object(t, tc.yaml)); got != tc.want {
-				t.Fatalf("healthFromMetadata = %v, want %v", got, tc.want)
-			}
-		})
-	}
-}
 
 // While a rollout waits for a Deployment, each look reads the Deployment
 // live, but the ConfigMap, ServiceAccount and ClusterIP Service it applied

@@ -4,11 +4,8 @@ import (
 	"context"
 	"fmt"
 
-	corev1 "k8s.io/api/core/v1"
-	rbacv1 "k8s.io/api/rbac/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	syncv1 "github.com/kuvryn/kuvryn-sync/apis/v1alpha1"
 	"github.com/kuvryn/kuvryn-sync/services/sync-controller/internal/health"
@@ -78,23 +75,15 @@ func (r *Reconciler) checkHealth(ctx context.Context, ro *rollout) (step, error)
 	}
 	// The desired objects stand in for their entries: whether a Service's
 	// health follows from its metadata depends on its spec.
-	wanted := make(map[objectID]*unstructured.Unstructured)
-	for _, obj := range ds.WaveObjects() {
-		wanted[idOf(obj)] = obj
+	inInventory := make(map[string]bool, len(ro.rev.Status.Inventory.Entries))
+	for _, e := range ro.rev.Status.Inventory.Entries {
+		inInventory[e] = true
 	}
 	var objs []*unstructured.Unstructured
-	for _, e := range ro.rev.Status.Inventory.Entries {
-		obj, err := parseInventoryEntry(e)
-		if err != nil {
-			continue
+	for _, obj := range ds.WaveObjects() {
+		if inInventory[inventoryEntry(obj)] {
+			objs = append(objs, obj)
 		}
-		if _, isHook := ds.Stages[idOf(obj)]; isHook {
-			continue
-		}
-		if d, ok := wanted[idOf(obj)]; ok {
-			obj = d
-		}
-		objs = append(objs, obj)
 	}
 	state, culprit, err := r.healthOf(ctx, ro, objs)
 	if err != nil {
@@ -157,35 +146,6 @@ func (r *Reconciler) awaitHealth(ro *rollout, objs []*unstructured.Unstructured)
 	return waitFor(healthFallback)
 }
 
-// statusless are the kinds whose health is their existence: kstatus calls
-// them Current unless they are being deleted, as nothing in them reports
-// progress.
-var statusless = map[schema.GroupKind]bool{
-	{Kind: "ConfigMap"}:                                   true,
-	{Kind: "Secret"}:                                      true,
-	{Kind: "ServiceAccount"}:                              true,
-	{Group: rbacv1.GroupName, Kind: "Role"}:               true,
-	{Group: rbacv1.GroupName, Kind: "RoleBinding"}:        true,
-	{Group: rbacv1.GroupName, Kind: "ClusterRole"}:        true,
-	{Group: rbacv1.GroupName, Kind: "ClusterRoleBinding"}: true,
-}
-
-// serviceKind is the Service kind, healthy from its metadata unless it is
-// a LoadBalancer, whose health is an address assigned.
-var serviceKind = schema.GroupKind{Kind: "Service"}
-
-// healthFromMetadata reports whether obj's health follows from its
-// metadata alone: a statusless kind, or a Service the desired state does
-// not make a LoadBalancer, which kstatus calls Current as soon as it exists.
-func healthFromMetadata(obj *unstructured.Unstructured) bool {
-	gk := obj.GroupVersionKind().GroupKind()
-	if gk == serviceKind {
-		t, _, _ := unstructured.NestedString(obj.Object, "spec", "type")
-		return t != string(corev1.ServiceTypeLoadBalancer)
-	}
-	return statusless[gk]
-}
-
 // liveForHealth is obj as its health is assessed: the metadata the drift
 // watch keeps, for a watched kind whose health follows from its metadata,
 // and otherwise the live object read as the service account. Reading those
@@ -196,7 +156,7 @@ func (r *Reconciler) liveForHealth(ctx context.Context, ro *rollout, obj *unstru
 	if live, ok := ro.observed[idOf(obj)]; ok {
 		return live, nil
 	}
-	if healthFromMetadata(obj) && r.watches != nil {
+	if health.FromMetadata(obj) && r.watches != nil {
 		if cached, ok := r.watches.cachedMetadata(ctx, obj); ok {
 			return cached, nil
 		}
