@@ -25,6 +25,11 @@ type wavesOfAttempt struct {
 	waves    map[int32]bool
 }
 
+// of reports whether these are the waves of ro's attempt.
+func (w wavesOfAttempt) of(ro *rollout) bool {
+	return w.revision == ro.rev.Name && w.attempt == ro.rev.Status.Attempt
+}
+
 // add remembers that wave w of ro's attempt has been applied.
 func (a *appliedWaves) add(ro *rollout, w int32) {
 	a.mu.Lock()
@@ -32,21 +37,20 @@ func (a *appliedWaves) add(ro *rollout, w int32) {
 	if a.byApp == nil {
 		a.byApp = map[types.NamespacedName]wavesOfAttempt{}
 	}
-	key := ro.key()
-	e := a.byApp[key]
-	if e.revision != ro.rev.Name || e.attempt != ro.rev.Status.Attempt {
+	e := a.byApp[ro.key()]
+	if !e.of(ro) {
 		e = wavesOfAttempt{revision: ro.rev.Name, attempt: ro.rev.Status.Attempt, waves: map[int32]bool{}}
 	}
 	e.waves[w] = true
-	a.byApp[key] = e
+	a.byApp[ro.key()] = e
 }
 
 // has reports whether this process applied wave w of ro's attempt.
 func (a *appliedWaves) has(ro *rollout, w int32) bool {
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	e, ok := a.byApp[ro.key()]
-	return ok && e.revision == ro.rev.Name && e.attempt == ro.rev.Status.Attempt && e.waves[w]
+	e := a.byApp[ro.key()]
+	return e.of(ro) && e.waves[w]
 }
 
 // forget drops what is remembered of an Application: its attempt is over,

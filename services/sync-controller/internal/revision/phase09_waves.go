@@ -41,8 +41,8 @@ func (r *Reconciler) applyWaves(ctx context.Context, ro *rollout) (step, error) 
 		if ws.State == syncv1.WaveApplying && !r.applied.has(ro, g.Wave) {
 			ws.State = syncv1.WavePending
 		}
-		justApplied := ws.State == syncv1.WavePending
-		if justApplied {
+		applying := ws.State == syncv1.WavePending
+		if applying {
 			ro.addInventory(g.Objects...)
 			ws.State = syncv1.WaveApplying
 			ro.setRevCondition(syncv1.ConditionRolloutComplete, metav1.ConditionFalse, syncv1.ReasonProgressing,
@@ -74,7 +74,7 @@ func (r *Reconciler) applyWaves(ctx context.Context, ro *rollout) (step, error) 
 			// Right after the apply the message says so; what the wave
 			// waits for is recorded by the looks that follow, saving a
 			// status write per wave.
-			if waiting != "" && !justApplied {
+			if waiting != "" && !applying {
 				ro.setRevCondition(syncv1.ConditionRolloutComplete, metav1.ConditionFalse, syncv1.ReasonProgressing, waiting)
 			}
 			return r.awaitHealth(ro, g.Objects), nil
