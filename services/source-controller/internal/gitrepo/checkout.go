@@ -67,16 +67,9 @@ func (c *Cache) Checkout(ctx context.Context, key RepoKey, commit string) (strin
 	if err != nil {
 		return "", fmt.Errorf("Repository %s: opening clone: %w", key, err)
 	}
-	obj, err := repo.CommitObject(plumbing.NewHash(commit))
-	if errors.Is(err, plumbing.ErrObjectNotFound) {
-		return "", fmt.Errorf("Repository %s: the clone does not hold commit %s yet; fetch it first: %w", key, commit, ErrNotFetched)
-	}
+	tree, err := commitTree(key, repo, commit)
 	if err != nil {
-		return "", fmt.Errorf("Repository %s: commit %s: %w", key, commit, err)
-	}
-	tree, err := obj.Tree()
-	if err != nil {
-		return "", fmt.Errorf("Repository %s: tree of commit %s: %w", key, commit, err)
+		return "", err
 	}
 
 	tmp, done, err := c.makeTemp("checkout-")
