@@ -13,13 +13,11 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/client-go/tools/events"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/event"
-	"sigs.k8s.io/controller-runtime/pkg/handler"
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
@@ -77,7 +75,7 @@ func (r *Reconciler) SetupWithManager(ctx context.Context, mgr ctrl.Manager) err
 	return ctrl.NewControllerManagedBy(mgr).
 		WithOptions(opts).
 		For(&syncv1.Application{}, builder.WithPredicates(predicate.GenerationChangedPredicate{})).
-		Watches(repository.Unstructured(), handler.EnqueueRequestsFromMapFunc(r.applicationsOf),
+		Watches(repository.Unstructured(), r.rendersOfRepository(),
 			builder.WithPredicates(artifactChanged{})).
 		Named("application-render").
 		Complete(r)
@@ -85,14 +83,10 @@ func (r *Reconciler) SetupWithManager(ctx context.Context, mgr ctrl.Manager) err
 
 // applicationsOf maps a Repository to the Applications that render from it.
 func (r *Reconciler) applicationsOf(ctx context.Context, o client.Object) []reconcile.Request {
-	var apps syncv1.ApplicationList
-	if err := r.Client.List(ctx, &apps, client.InNamespace(o.GetNamespace()),
-		client.MatchingFields{repositoryRefIndex: o.GetName()}); err != nil {
-		return nil
-	}
-	reqs := make([]reconcile.Request, 0, len(apps.Items))
-	for _, a := range apps.Items {
-		reqs = append(reqs, reconcile.Request{NamespacedName: client.ObjectKeyFromObject(&a)})
+	apps := r.appsOf(ctx, o)
+	reqs := make([]reconcile.Request, 0, len(apps))
+	for i := range apps {
+		reqs = append(reqs, reconcile.Request{NamespacedName: client.ObjectKeyFromObject(&apps[i])})
 	}
 	return reqs
 }
@@ -101,15 +95,7 @@ func (r *Reconciler) applicationsOf(ctx context.Context, o client.Object) []reco
 type artifactChanged struct{ predicate.Funcs }
 
 func (artifactChanged) Update(e event.UpdateEvent) bool {
-	commit := func(o client.Object) string {
-		u, ok := o.(*unstructured.Unstructured)
-		if !ok {
-			return ""
-		}
-		c, _, _ := unstructured.NestedString(u.Object, "status", "artifact", "commit")
-		return c
-	}
-	return commit(e.ObjectOld) != commit(e.ObjectNew)
+	return fetchedCommit(e.ObjectOld) != fetchedCommit(e.ObjectNew)
 }
 
 // status is the part of Application status this controller writes.

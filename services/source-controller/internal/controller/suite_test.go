@@ -25,7 +25,7 @@ import (
 )
 
 var (
-	k8s      client.Client
+	k8s      client.WithWatch
 	git      *testgit.Server
 	cacheDir string
 	// logs holds every line the manager logs, at every verbosity, and what
@@ -78,7 +78,7 @@ func run(m *testing.M) int {
 	}
 	done := make(chan error, 1)
 	go func() { done <- mgr.Start(ctx) }()
-	if k8s, err = client.New(cp.Config, client.Options{Scheme: mgr.GetScheme()}); err != nil {
+	if k8s, err = client.NewWithWatch(cp.Config, client.Options{Scheme: mgr.GetScheme()}); err != nil {
 		fmt.Println(err)
 		return 1
 	}

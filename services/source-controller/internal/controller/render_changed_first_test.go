@@ -1,0 +1,126 @@
+package controller_test
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/watch"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	syncv1 "github.com/kuvryn/kuvryn-sync/apis/v1alpha1"
+)
+
+// appFiles lays out n Applications' ConfigMaps, one directory each.
+func appFiles(n int, color func(i int) string) map[string]string {
+	files := map[string]string{}
+	for i := range n {
+		files[fmt.Sprintf("apps/app-%03d/settings.yaml", i)] = strings.Replace(configMap, "%s", color(i), 1)
+	}
+	return files
+}
+
+// renderOrder watches the Applications of ns and returns their names in the
+// order they were rendered at commit, once n of them have been.
+func renderOrder(t *testing.T, ns string, n int, push func() string) []string {
+	t.Helper()
+	var list syncv1.ApplicationList
+	if err := k8s.List(t.Context(), &list, client.InNamespace(ns)); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(t.Context(), 90*time.Second)
+	defer cancel()
+	w, err := k8s.Watch(ctx, &syncv1.ApplicationList{}, client.InNamespace(ns),
+		&client.ListOptions{Raw: &metav1.ListOptions{ResourceVersion: list.ResourceVersion}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Stop()
+	commit := push()
+	var order []string
+	for ev := range w.ResultChan() {
+		app, ok := ev.Object.(*syncv1.Application)
+		if !ok || ev.Type != watch.Modified || app.Status.SourceCommit != commit || slices.Contains(order, app.Name) {
+			continue
+		}
+		if order = append(order, app.Name); len(order) == n {
+			return order
+		}
+	}
+	t.Fatalf("%d of %d Applications rendered at commit %s before the watch ended: %v", len(order), n, commit, order)
+	return nil
+}
+
+func createApplications(t *testing.T, ns, repo string, n int) {
+	t.Helper()
+	for i := range n {
+		newApplication(t, ns, fmt.Sprintf("app-%03d", i), repo, fmt.Sprintf("apps/app-%03d", i))
+	}
+	eventually(t, fmt.Sprintf("%d Applications rendered", n), func() bool {
+		var list syncv1.ApplicationList
+		if err := k8s.List(t.Context(), &list, client.InNamespace(ns)); err != nil {
+			t.Fatal(err)
+		}
+		return len(list.Items) == n && !slices.ContainsFunc(list.Items, func(a syncv1.Application) bool {
+			return a.Status.DesiredRevision == ""
+		})
+	})
+}
+
+func TestNewCommit_ApplicationsWithChangedFilesAreRenderedFirst(t *testing.T) {
+	const n = 100
+	ns := newNamespace(t)
+	gitRepo, repo := newRepository(t, ns, "platform", appFiles(n, func(int) string { return "blue" }))
+	createApplications(t, ns, repo.Name, n)
+
+	// The last Application by name is queued last when all are queued alike.
+	order := renderOrder(t, ns, n, func() string {
+		commit, err := gitRepo.Commit(map[string]string{
+			"apps/app-099/settings.yaml": strings.Replace(configMap, "%s", "green", 1),
+		}, "app-099 turns green")
+		if err != nil {
+			t.Fatal(err)
+		}
+		requestFetch(t, get(t, &syncv1.Repository{}, ns, repo.Name))
+		return commit
+	})
+	// A render slot may have been taken by an unchanged Application before
+	// the changed one was queued: the first wave of --concurrent renders.
+	if i := slices.Index(order, "app-099"); i >= 8 {
+		t.Fatalf("the one Application the commit changed was rendered %dth of %d: %v", i+1, n, order[:i+1])
+	}
+}
+
+func TestNewCommit_EveryApplicationIsEnqueuedWhenTheChangeCannotBeTold(t *testing.T) {
+	const n = 5
+	ns := newNamespace(t)
+	_, repo := newRepository(t, ns, "platform", appFiles(n, func(int) string { return "blue" }))
+	createApplications(t, ns, repo.Name, n)
+
+	// A new URL is a new clone that lacks the old commit: which files changed
+	// cannot be told, so every Application renders the new commit.
+	moved, err := git.CreateRepo(ns + "/platform-moved")
+	if err != nil {
+		t.Fatal(err)
+	}
+	order := renderOrder(t, ns, n, func() string {
+		commit, err := moved.Commit(appFiles(n, func(i int) string { return map[bool]string{true: "green", false: "blue"}[i == 0] }), "moved")
+		if err != nil {
+			t.Fatal(err)
+		}
+		r := get(t, &syncv1.Repository{}, ns, repo.Name)
+		patch := client.MergeFrom(r.DeepCopy())
+		r.Spec.Git.URL = moved.URL()
+		if err := k8s.Patch(t.Context(), r, patch); err != nil {
+			t.Fatal(err)
+		}
+		return commit
+	})
+	if len(order) != n {
+		t.Fatalf("rendered at the moved repository's commit: %v, want all %d Applications", order, n)
+	}
+}
