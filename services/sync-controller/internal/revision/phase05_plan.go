@@ -14,6 +14,7 @@ import (
 
 	syncv1 "github.com/kuvryn/kuvryn-sync/apis/v1alpha1"
 	"github.com/kuvryn/kuvryn-sync/services/sync-controller/internal/desired"
+	"github.com/kuvryn/kuvryn-sync/services/sync-controller/internal/ignore"
 	"github.com/kuvryn/kuvryn-sync/services/sync-controller/internal/plan"
 	"github.com/kuvryn/kuvryn-sync/services/sync-controller/internal/wave"
 )
@@ -158,6 +159,9 @@ func (r *Reconciler) planObjects(ctx context.Context, ro *rollout, ds *desired.S
 // desired state itself creates cannot be dry-run before they exist; it is
 // planned as the create it will be. It reads ro and never changes it.
 func (r *Reconciler) planObject(ctx context.Context, ro *rollout, ds *desired.State, obj *unstructured.Unstructured) (plan.Entry, []string, error) {
+	if entry, ok := r.planCreate(ctx, ro, obj); ok {
+		return entry, nil, nil
+	}
 	newKind := ds.NewKinds[obj.GroupVersionKind().GroupKind()]
 	live, err := getLive(ctx, ro.client, obj)
 	if err != nil && !(newKind && errors.Is(err, errKindNotServed)) {
@@ -192,6 +196,36 @@ func (r *Reconciler) planObject(ctx context.Context, ro *rollout, ds *desired.St
 	entry, err := plan.NewEntry(live, dryRun)
 	entry.Force = force
 	return entry, taken, err
+}
+
+// planCreate plans obj as a create from its dry-run alone when its kind's
+// watch cache does not hold it: a new object is not read first, which at
+// scale is one request of three saved. It reports false, for planObject to
+// read and plan obj in full, whenever that is not certain to be the same
+// plan: ignore rules that need live values, a dry-run that fails (planObject
+// tells why), or one that returns a resourceVersion, since the object then
+// exists and the cache had not seen it yet.
+func (r *Reconciler) planCreate(ctx context.Context, ro *rollout, obj *unstructured.Unstructured) (plan.Entry, bool) {
+	if r.absent == nil || !r.absent(ctx, obj) {
+		return plan.Entry{}, false
+	}
+	if ptrs, err := ignore.For(ro.app.Spec.IgnoreDifferences, obj); err != nil || len(ptrs) > 0 {
+		return plan.Entry{}, false
+	}
+	force, err := ro.forced(obj)
+	if err != nil {
+		return plan.Entry{}, false
+	}
+	dryRun, err := applyObject(ctx, ro.client, obj, true, force, syncv1.ReasonValidationFailure)
+	if err != nil || dryRun.GetResourceVersion() != "" {
+		return plan.Entry{}, false
+	}
+	entry, err := plan.NewEntry(nil, dryRun)
+	if err != nil {
+		return plan.Entry{}, false
+	}
+	entry.Force = force
+	return entry, true
 }
 
 // isNamespaceNotFound reports whether err says namespace does not exist.

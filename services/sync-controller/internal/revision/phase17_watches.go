@@ -9,6 +9,7 @@ import (
 
 	authorizationv1 "k8s.io/api/authorization/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -280,18 +281,11 @@ func coalescing(route func(context.Context, client.Object) []reconcile.Request) 
 // kind is watched at obj's version and the object is in the cache. Other
 // versions are never asked for: the cache would start a watch for them.
 func (w *driftWatches) cachedMetadata(ctx context.Context, obj *unstructured.Unstructured) (*unstructured.Unstructured, bool) {
+	m, watched, err := w.lookup(ctx, obj)
+	if !watched || err != nil {
+		return nil, false
+	}
 	gvk := obj.GroupVersionKind()
-	w.mu.Lock()
-	watched := w.versions[gvk]
-	w.mu.Unlock()
-	if !watched {
-		return nil, false
-	}
-	m := &metav1.PartialObjectMetadata{}
-	m.SetGroupVersionKind(gvk)
-	if err := w.cache.Get(ctx, client.ObjectKeyFromObject(obj), m); err != nil {
-		return nil, false
-	}
 	out := &unstructured.Unstructured{}
 	out.SetGroupVersionKind(gvk)
 	out.SetNamespace(m.Namespace)
@@ -299,6 +293,28 @@ func (w *driftWatches) cachedMetadata(ctx context.Context, obj *unstructured.Uns
 	out.SetGeneration(m.Generation)
 	out.SetDeletionTimestamp(m.DeletionTimestamp)
 	return out, true
+}
+
+// absent reports whether obj's kind is watched at obj's version and the
+// watch has not seen obj: most likely it does not exist yet.
+func (w *driftWatches) absent(ctx context.Context, obj *unstructured.Unstructured) bool {
+	_, watched, err := w.lookup(ctx, obj)
+	return watched && apierrors.IsNotFound(err)
+}
+
+// lookup reads obj's metadata from its kind's watch cache, if that kind is
+// watched at obj's version.
+func (w *driftWatches) lookup(ctx context.Context, obj *unstructured.Unstructured) (m *metav1.PartialObjectMetadata, watched bool, err error) {
+	gvk := obj.GroupVersionKind()
+	w.mu.Lock()
+	watched = w.versions[gvk]
+	w.mu.Unlock()
+	if !watched {
+		return nil, false, nil
+	}
+	m = &metav1.PartialObjectMetadata{}
+	m.SetGroupVersionKind(gvk)
+	return m, true, w.cache.Get(ctx, client.ObjectKeyFromObject(obj), m)
 }
 
 // healthChanged lets through any update, status included, of an object of

@@ -23,6 +23,7 @@ import (
 	"github.com/go-logr/logr"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/tools/events"
 	"k8s.io/client-go/util/workqueue"
@@ -118,6 +119,10 @@ type Reconciler struct {
 	accountsSeen sync.Map
 	// applied tells which waves recorded Applying this process applied.
 	applied appliedWaves
+	// absent tells whether an object is missing from its kind's watch cache,
+	// so its plan need not read it (planCreate); the drift watches' unless a
+	// test sets it first.
+	absent func(context.Context, *unstructured.Unstructured) bool
 }
 
 // New builds a Reconciler from the manager's clients.
@@ -152,6 +157,9 @@ func (r *Reconciler) SetupWithManager(ctx context.Context, mgr ctrl.Manager) err
 		return err
 	}
 	r.watches = newDriftWatches(c, mgr.GetCache(), r.Options.DriftResyncInterval)
+	if r.absent == nil {
+		r.absent = r.watches.absent
+	}
 	return nil
 }
 
