@@ -89,6 +89,14 @@ func (ro *rollout) observe(live *unstructured.Unstructured) {
 	ro.observed[idOf(live)] = live
 }
 
+// noop records live as an object the plan found unchanged (rollout.noops).
+func (ro *rollout) noop(live *unstructured.Unstructured) {
+	if ro.noops == nil {
+		ro.noops = map[objectID]*unstructured.Unstructured{}
+	}
+	ro.noops[idOf(live)] = live
+}
+
 // current is obj's live state as applied or read earlier in this reconcile,
 // else as read now; nil when it does not exist. A reconcile spans at most
 // one pass over the groups, so what it saw is current enough to judge

@@ -7,6 +7,7 @@ import (
 	"sort"
 	"strings"
 
+	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -126,7 +127,8 @@ func (r *Reconciler) planEntries(ctx context.Context, ro *rollout, withHooksAndD
 // planObjects plans the objects of every wave, objectsAtOnce at a time: no
 // plan of one depends on another's. What each took back by hand is
 // recorded in order, and the failure reported is the first object's, as
-// one after the other would have stopped at.
+// one after the other would have stopped at. Objects an apply would leave
+// exactly as they are go into ro.noops, for the waves of this reconcile.
 func (r *Reconciler) planObjects(ctx context.Context, ro *rollout, ds *desired.State) ([]plan.Entry, error) {
 	var objs []*unstructured.Unstructured
 	var waves []int32
@@ -136,20 +138,35 @@ func (r *Reconciler) planObjects(ctx context.Context, ro *rollout, ds *desired.S
 			waves = append(waves, g.Wave)
 		}
 	}
-	entries := make([]plan.Entry, len(objs))
-	taken := make([][]string, len(objs))
+	planned := make([]objectPlan, len(objs))
 	errs := inParallel(len(objs), func(i int) (err error) {
-		entries[i], taken[i], err = r.planObject(ctx, ro, ds, objs[i])
-		entries[i].Wave = waves[i]
+		planned[i], err = r.planObject(ctx, ro, ds, objs[i])
+		planned[i].entry.Wave = waves[i]
 		return err
 	})
+	entries := make([]plan.Entry, len(objs))
+	ro.noops = nil
 	for i, obj := range objs {
-		ro.recordHandEdits(idOf(obj), taken[i])
+		ro.recordHandEdits(idOf(obj), planned[i].taken)
+		entries[i] = planned[i].entry
+		if planned[i].noop != nil {
+			ro.noop(planned[i].noop)
+		}
 	}
 	if _, err := firstError(errs); err != nil {
 		return nil, err
 	}
 	return entries, nil
+}
+
+// objectPlan is the plan of one object.
+type objectPlan struct {
+	entry plan.Entry
+	// taken are the hand-edited fields taken back before the dry-run.
+	taken []string
+	// noop is the live object when its dry-run returned it unchanged,
+	// managed fields included: applying it would change nothing.
+	noop *unstructured.Unstructured
 }
 
 // planObject compares obj's live state with its dry-run, once an automatic
@@ -158,31 +175,31 @@ func (r *Reconciler) planObjects(ctx context.Context, ro *rollout, ds *desired.S
 // live values, so they never show. An object whose kind or namespace the
 // desired state itself creates cannot be dry-run before they exist; it is
 // planned as the create it will be. It reads ro and never changes it.
-func (r *Reconciler) planObject(ctx context.Context, ro *rollout, ds *desired.State, obj *unstructured.Unstructured) (plan.Entry, []string, error) {
+func (r *Reconciler) planObject(ctx context.Context, ro *rollout, ds *desired.State, obj *unstructured.Unstructured) (objectPlan, error) {
 	if entry, ok := r.planCreate(ctx, ro, obj); ok {
-		return entry, nil, nil
+		return objectPlan{entry: entry}, nil
 	}
 	newKind := ds.NewKinds[obj.GroupVersionKind().GroupKind()]
 	live, err := getLive(ctx, ro.client, obj)
 	if err != nil && !(newKind && errors.Is(err, errKindNotServed)) {
-		return plan.Entry{}, nil, err
+		return objectPlan{}, err
 	}
 	if owner := ro.ownedByAnother(live); owner != "" {
-		return plan.Entry{}, nil, &failure{reason: syncv1.ReasonApplyConflict, message: fmt.Sprintf(
+		return objectPlan{}, &failure{reason: syncv1.ReasonApplyConflict, message: fmt.Sprintf(
 			"%s belongs to Application %s (annotation %s); an object is managed by one Application only: remove it from one of them",
 			idOf(obj), owner, syncv1.OwnedByAnnotation)}
 	}
 	force, err := ro.forced(obj)
 	if err != nil {
-		return plan.Entry{}, nil, err
+		return objectPlan{}, err
 	}
 	obj, ignored, err := ro.respectIgnored(ctx, obj, live, true)
 	if err != nil {
-		return plan.Entry{}, nil, err
+		return objectPlan{}, err
 	}
 	live, taken, err := r.reclaimHandEdits(ctx, ro, live, ignored)
 	if err != nil {
-		return plan.Entry{}, taken, err
+		return objectPlan{taken: taken}, err
 	}
 	dryRun, err := applyObject(ctx, ro.client, obj, true, force, syncv1.ReasonValidationFailure)
 	switch {
@@ -191,11 +208,16 @@ func (r *Reconciler) planObject(ctx context.Context, ro *rollout, ds *desired.St
 		ds.Namespaces[obj.GetNamespace()] && isNamespaceNotFound(err, obj.GetNamespace()):
 		dryRun = obj
 	default:
-		return plan.Entry{}, taken, err
+		return objectPlan{taken: taken}, err
 	}
 	entry, err := plan.NewEntry(live, dryRun)
 	entry.Force = force
-	return entry, taken, err
+	op := objectPlan{entry: entry, taken: taken}
+	// Ignored fields are applied from a fresh read, which the plan's may not be.
+	if err == nil && live != nil && len(ignored) == 0 && equality.Semantic.DeepEqual(live.Object, dryRun.Object) {
+		op.noop = live
+	}
+	return op, err
 }
 
 // planCreate plans obj as a create from its dry-run alone when its kind's

@@ -133,7 +133,12 @@ func byKind(objs []*unstructured.Unstructured) [][]*unstructured.Unstructured {
 
 // applyWaveObject applies one object of a wave as planned: with force if
 // it asks for it, and with the fields its ignore rules name left as they are.
+// An object this reconcile's plan found unchanged is not applied: its live
+// state is what the apply would return.
 func (r *Reconciler) applyWaveObject(ctx context.Context, ro *rollout, obj *unstructured.Unstructured) (*unstructured.Unstructured, error) {
+	if live, ok := ro.noops[idOf(obj)]; ok {
+		return live, nil
+	}
 	force, err := ro.forced(obj)
 	if err != nil {
 		return nil, err

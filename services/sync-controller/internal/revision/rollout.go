@@ -46,6 +46,10 @@ type rollout struct {
 	// reconcile, so a health check right after an apply uses what the API
 	// server answered instead of reading each object again.
 	observed map[objectID]*unstructured.Unstructured
+	// noops are the objects this reconcile's plan found an apply would leave
+	// exactly as they are, with their live state: the waves applied in the
+	// same reconcile do not apply them again, as Flux skips unchanged objects.
+	noops map[objectID]*unstructured.Unstructured
 
 	// writtenApp and writtenRev are the owned statuses last read or written,
 	// so record writes only what changed.
