@@ -4,11 +4,7 @@ import (
 	"slices"
 	"testing"
 
-	"k8s.io/client-go/rest"
-
 	syncv1 "github.com/kuvryn/kuvryn-sync/apis/v1alpha1"
-	"github.com/kuvryn/kuvryn-sync/pkg/manager"
-	"github.com/kuvryn/kuvryn-sync/services/sync-controller/internal/impersonate"
 )
 
 // A new Revision that changes one ConfigMap of two dry-runs both, and
@@ -16,12 +12,7 @@ import (
 // is, managed fields included.
 func TestApply_AnObjectThePlanFoundUnchangedIsNotAppliedAgain(t *testing.T) {
 	e := newEnv(t)
-	requests := &requestLog{}
-	e.startReconcilerWith(cp.Config, defaultOptions(), func(r *Reconciler) {
-		cfg := rest.CopyConfig(cp.Config)
-		cfg.Wrap(requests.wrap("configmaps", "other"))
-		r.Clients = impersonate.NewClients(cfg, manager.Scheme(), r.Mapper)
-	})
+	requests := e.startLoggingRequests("configmaps", "other")
 	e.createApplication("shop", nil)
 	first := e.publish("shop", settings(t, "blue"), configMap(t, "other"))
 	e.waitForPhase(first, syncv1.PhaseHealthy)

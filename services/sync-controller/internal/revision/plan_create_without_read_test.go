@@ -2,30 +2,19 @@ package revision
 
 import (
 	"context"
-	"net/http"
 	"slices"
-	"strings"
-	"sync"
 	"testing"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/client-go/rest"
 
 	syncv1 "github.com/kuvryn/kuvryn-sync/apis/v1alpha1"
-	"github.com/kuvryn/kuvryn-sync/pkg/manager"
-	"github.com/kuvryn/kuvryn-sync/services/sync-controller/internal/impersonate"
 )
 
 // Once ConfigMaps are watched, a ConfigMap the watch has not seen is planned
 // from its dry-run alone and then applied: it is never read first.
 func TestPlan_ANewObjectOfAWatchedKindIsDryRunWithoutBeingReadFirst(t *testing.T) {
 	e := newEnv(t)
-	requests := &requestLog{}
-	e.startReconcilerWith(cp.Config, defaultOptions(), func(r *Reconciler) {
-		cfg := rest.CopyConfig(cp.Config)
-		cfg.Wrap(requests.wrap("configmaps", "added"))
-		r.Clients = impersonate.NewClients(cfg, manager.Scheme(), r.Mapper)
-	})
+	requests := e.startLoggingRequests("configmaps", "added")
 	e.createApplication("shop", nil)
 	first := e.publish("shop", settings(t, "blue"))
 	e.waitForPhase(first, syncv1.PhaseHealthy)
@@ -63,34 +52,4 @@ func TestPlan_AnObjectTheWatchCacheHasNotSeenIsReadBeforeItIsPlanned(t *testing.
 	if got := color(e); got != "blue" {
 		t.Errorf("ConfigMap settings color %q, want shop's blue kept", got)
 	}
-}
-
-// requestLog records the requests for one object, as "METHOD" or
-// "METHOD dry-run".
-type requestLog struct {
-	mu   sync.Mutex
-	seen []string
-}
-
-func (l *requestLog) wrap(resource, name string) func(http.RoundTripper) http.RoundTripper {
-	return func(next http.RoundTripper) http.RoundTripper {
-		return roundTripperFunc(func(req *http.Request) (*http.Response, error) {
-			if strings.HasSuffix(req.URL.Path, "/"+resource+"/"+name) {
-				what := req.Method
-				if req.URL.Query().Get("dryRun") != "" {
-					what += " dry-run"
-				}
-				l.mu.Lock()
-				l.seen = append(l.seen, what)
-				l.mu.Unlock()
-			}
-			return next.RoundTrip(req)
-		})
-	}
-}
-
-func (l *requestLog) snapshot() []string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return slices.Clone(l.seen)
 }
