@@ -15,7 +15,6 @@ import (
 
 	syncv1 "github.com/kuvryn/kuvryn-sync/apis/v1alpha1"
 	"github.com/kuvryn/kuvryn-sync/services/sync-controller/internal/desired"
-	"github.com/kuvryn/kuvryn-sync/services/sync-controller/internal/ignore"
 	"github.com/kuvryn/kuvryn-sync/services/sync-controller/internal/plan"
 	"github.com/kuvryn/kuvryn-sync/services/sync-controller/internal/wave"
 )
@@ -174,15 +173,35 @@ type objectPlan struct {
 // the caller to record). Fields the ignore rules name are dry-run with their
 // live values, so they never show. An object whose kind or namespace the
 // desired state itself creates cannot be dry-run before they exist; it is
-// planned as the create it will be. It reads ro and never changes it.
+// planned as the create it will be. An object its kind's watch cache does
+// not hold is planned from its dry-run without being read first, unless
+// that may plan it otherwise (errMayExist). It reads ro and never changes it.
 func (r *Reconciler) planObject(ctx context.Context, ro *rollout, ds *desired.State, obj *unstructured.Unstructured) (objectPlan, error) {
-	if entry, ok := r.planCreate(ctx, ro, obj); ok {
-		return objectPlan{entry: entry}, nil
+	if r.absent != nil && r.absent(ctx, obj) {
+		if op, err := r.planObjectRead(ctx, ro, ds, obj, false); !errors.Is(err, errMayExist) {
+			return op, err
+		}
 	}
+	return r.planObjectRead(ctx, ro, ds, obj, true)
+}
+
+// errMayExist says an object planned without being read may exist after
+// all, or needs its live values: it is read and planned again.
+var errMayExist = errors.New("the object may exist")
+
+// planObjectRead is planObject, reading obj's live state first or, without
+// read, taking it to be absent. Unread, ignore rules, a dry-run that fails
+// other than for a kind or namespace that does not exist yet, and one that
+// returns a resourceVersion (the object exists; the cache had not seen it)
+// are errMayExist.
+func (r *Reconciler) planObjectRead(ctx context.Context, ro *rollout, ds *desired.State, obj *unstructured.Unstructured, read bool) (objectPlan, error) {
 	newKind := ds.NewKinds[obj.GroupVersionKind().GroupKind()]
-	live, err := getLive(ctx, ro.client, obj)
-	if err != nil && !(newKind && errors.Is(err, errKindNotServed)) {
-		return objectPlan{}, err
+	var live *unstructured.Unstructured
+	if read {
+		var err error
+		if live, err = getLive(ctx, ro.client, obj); err != nil && !(newKind && errors.Is(err, errKindNotServed)) {
+			return objectPlan{}, err
+		}
 	}
 	if owner := ro.ownedByAnother(live); owner != "" {
 		return objectPlan{}, &failure{reason: syncv1.ReasonApplyConflict, message: fmt.Sprintf(
@@ -197,16 +216,23 @@ func (r *Reconciler) planObject(ctx context.Context, ro *rollout, ds *desired.St
 	if err != nil {
 		return objectPlan{}, err
 	}
+	if !read && len(ignored) > 0 {
+		return objectPlan{}, errMayExist
+	}
 	live, taken, err := r.reclaimHandEdits(ctx, ro, live, ignored)
 	if err != nil {
 		return objectPlan{taken: taken}, err
 	}
 	dryRun, err := applyObject(ctx, ro.client, obj, true, force, syncv1.ReasonValidationFailure)
 	switch {
+	case err == nil && !read && dryRun.GetResourceVersion() != "":
+		return objectPlan{}, errMayExist
 	case err == nil:
 	case newKind && errors.Is(err, errKindNotServed),
 		ds.Namespaces[obj.GetNamespace()] && isNamespaceNotFound(err, obj.GetNamespace()):
 		dryRun = obj
+	case !read:
+		return objectPlan{}, errMayExist
 	default:
 		return objectPlan{taken: taken}, err
 	}
@@ -218,36 +244,6 @@ func (r *Reconciler) planObject(ctx context.Context, ro *rollout, ds *desired.St
 		op.noop = live
 	}
 	return op, err
-}
-
-// planCreate plans obj as a create from its dry-run alone when its kind's
-// watch cache does not hold it: a new object is not read first, which at
-// scale is one request of three saved. It reports false, for planObject to
-// read and plan obj in full, whenever that is not certain to be the same
-// plan: ignore rules that need live values, a dry-run that fails (planObject
-// tells why), or one that returns a resourceVersion, since the object then
-// exists and the cache had not seen it yet.
-func (r *Reconciler) planCreate(ctx context.Context, ro *rollout, obj *unstructured.Unstructured) (plan.Entry, bool) {
-	if r.absent == nil || !r.absent(ctx, obj) {
-		return plan.Entry{}, false
-	}
-	if ptrs, err := ignore.For(ro.app.Spec.IgnoreDifferences, obj); err != nil || len(ptrs) > 0 {
-		return plan.Entry{}, false
-	}
-	force, err := ro.forced(obj)
-	if err != nil {
-		return plan.Entry{}, false
-	}
-	dryRun, err := applyObject(ctx, ro.client, obj, true, force, syncv1.ReasonValidationFailure)
-	if err != nil || dryRun.GetResourceVersion() != "" {
-		return plan.Entry{}, false
-	}
-	entry, err := plan.NewEntry(nil, dryRun)
-	if err != nil {
-		return plan.Entry{}, false
-	}
-	entry.Force = force
-	return entry, true
 }
 
 // isNamespaceNotFound reports whether err says namespace does not exist.

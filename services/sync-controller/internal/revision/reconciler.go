@@ -120,7 +120,7 @@ type Reconciler struct {
 	// applied tells which waves recorded Applying this process applied.
 	applied appliedWaves
 	// absent tells whether an object is missing from its kind's watch cache,
-	// so its plan need not read it (planCreate); the drift watches' unless a
+	// so its plan need not read it (planObject); the drift watches' unless a
 	// test sets it first.
 	absent func(context.Context, *unstructured.Unstructured) bool
 }
