@@ -44,11 +44,15 @@ func (r *Reconciler) rendersOfRepository() handler.EventHandler {
 		UpdateFunc: func(ctx context.Context, e event.UpdateEvent, q workqueue.TypedRateLimitingInterface[reconcile.Request]) {
 			apps := r.appsOf(ctx, e.ObjectNew)
 			pq, ok := q.(priorityqueue.PriorityQueue[reconcile.Request])
-			changed := r.changedPaths(ctx, e.ObjectOld, e.ObjectNew)
+			var changed []string
+			if ok && len(apps) > 1 {
+				// Only an order among several Applications needs the diff.
+				changed = r.changedPaths(ctx, e.ObjectOld, e.ObjectNew)
+			}
 			var rest []reconcile.Request
 			for i := range apps {
 				req := reconcile.Request{NamespacedName: client.ObjectKeyFromObject(&apps[i])}
-				if ok && changed != nil && touches(changed, apps[i].Spec.Source.Path) {
+				if changed != nil && touches(changed, apps[i].Spec.Source.Path) {
 					pq.AddWithOpts(priorityqueue.AddOpts{Priority: new(changedFirst)}, req)
 					continue
 				}

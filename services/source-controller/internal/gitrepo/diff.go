@@ -5,10 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"slices"
-	"strings"
 
 	"github.com/go-git/go-git/v5"
-	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/go-git/go-git/v5/plumbing/object"
 )
 
@@ -61,20 +59,4 @@ func (c *Cache) ChangedPaths(ctx context.Context, key RepoKey, from, to string) 
 	}
 	slices.Sort(paths)
 	return slices.Compact(paths), nil
-}
-
-// commitTree reads the tree of a commit the clone holds.
-func commitTree(key RepoKey, repo *git.Repository, commit string) (*object.Tree, error) {
-	obj, err := repo.CommitObject(plumbing.NewHash(strings.ToLower(commit)))
-	if errors.Is(err, plumbing.ErrObjectNotFound) {
-		return nil, fmt.Errorf("Repository %s: the clone does not hold commit %s yet; fetch it first: %w", key, commit, ErrNotFetched)
-	}
-	if err != nil {
-		return nil, fmt.Errorf("Repository %s: commit %s: %w", key, commit, err)
-	}
-	tree, err := obj.Tree()
-	if err != nil {
-		return nil, fmt.Errorf("Repository %s: tree of commit %s: %w", key, commit, err)
-	}
-	return tree, nil
 }
