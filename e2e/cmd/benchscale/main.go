@@ -63,7 +63,13 @@ func main() {
 	flag.StringVar(&extraFlags.source, "source-flags", "", "space-separated flags added to the source-controller's defaults")
 	flag.StringVar(&extraFlags.sync, "sync-flags", "", "space-separated flags added to the sync-controller's defaults")
 	flag.StringVar(&extraFlags.kcm, "kcm-flags", "", "space-separated flags added to kube-controller-manager's, such as \"--kube-api-qps=200 --kube-api-burst=400\"")
+	flag.StringVar(&profileDir, "profiles", "", "directory for CPU profiles of kube-apiserver and both services, taken 10 s into each phase for 30 s")
 	flag.Parse()
+	if profileDir != "" {
+		if err := os.MkdirAll(profileDir, 0o755); err != nil {
+			fail(err)
+		}
+	}
 	ctrl.SetLogger(logr.Discard())
 	var ns []int
 	for _, s := range strings.Split(*sizes, ",") {
@@ -88,6 +94,9 @@ func main() {
 
 // extraFlags are flags added to the services' defaults, to compare settings.
 var extraFlags struct{ source, sync, kcm string }
+
+// profileDir, when set, receives CPU profiles of each phase (see profile.go).
+var profileDir string
 
 func fail(err error) {
 	fmt.Fprintln(os.Stderr, "bench-scale:", err)
@@ -269,6 +278,8 @@ type services struct {
 	sourceMetrics, syncMetric string
 	receiver                  string
 	serverMetrics             func(context.Context) (map[string]float64, error)
+	// profilers are the /debug/pprof endpoints of each process, by name.
+	profilers map[string]profiler
 }
 
 func startServices(ctx context.Context, env *harness.Env, dir string) (*services, error) {
@@ -288,7 +299,16 @@ func startServices(ctx context.Context, env *harness.Env, dir string) (*services
 		return nil, err
 	}
 	leader := []string{"--leader-elect", "--leader-election-namespace=" + harness.SystemNamespace}
-	if s.source, err = env.StartService(ctx, "source-controller", append(append(leader,
+	var sourcePprof, syncPprof []string
+	if profileDir != "" {
+		if sourcePprof, err = pprofFlag(addr); err != nil {
+			return nil, err
+		}
+		if syncPprof, err = pprofFlag(addr); err != nil {
+			return nil, err
+		}
+	}
+	if s.source, err = env.StartService(ctx, "source-controller", append(append(append(leader, sourcePprof...),
 		"--source-cache-dir="+filepath.Join(dir, "cache"), "--metrics-bind-address="+s.sourceMetrics, "--metrics-secure=false"), strings.Fields(extraFlags.source)...)...); err != nil {
 		return nil, err
 	}
@@ -296,7 +316,7 @@ func startServices(ctx context.Context, env *harness.Env, dir string) (*services
 	if err != nil {
 		return nil, err
 	}
-	if s.sync, err = env.StartService(ctx, "sync-controller", append(append(append(leader, webhookFlags...),
+	if s.sync, err = env.StartService(ctx, "sync-controller", append(append(append(append(leader, syncPprof...), webhookFlags...),
 		"--metrics-bind-address="+s.syncMetric, "--metrics-secure=false"), strings.Fields(extraFlags.sync)...)...); err != nil {
 		return nil, err
 	}
@@ -323,6 +343,9 @@ func startServices(ctx context.Context, env *harness.Env, dir string) (*services
 		}
 		return serverRequests(body), nil
 	}
+	if profileDir != "" {
+		s.profilers = profilers(kube, sourcePprof, syncPprof)
+	}
 	return s, nil
 }
 
@@ -346,6 +369,7 @@ func (s *services) during(ctx context.Context, env *harness.Env, name string, ba
 		return p, err
 	}
 	start := time.Now()
+	profiled := s.profile(ctx, name)
 	if err := f(); err != nil {
 		if exited := env.Exited(); exited != nil {
 			return p, fmt.Errorf("%s: %w (%v)", name, err, exited)
@@ -353,6 +377,9 @@ func (s *services) during(ctx context.Context, env *harness.Env, name string, ba
 		return p, fmt.Errorf("%s: %w", name, err)
 	}
 	p.took = time.Since(start)
+	if err := profiled(); err != nil {
+		return p, err
+	}
 	src1, err := s.usage(s.source, s.sourceMetrics)
 	if err != nil {
 		return p, err
@@ -660,7 +687,7 @@ func (r *result) print(w *os.File) {
 			p.source.requests/objects, round(p.source.cpu), p.sync.requests/objects, round(p.sync.cpu))
 		fmt.Fprintf(w, "      reconciles: source-controller %s; sync-controller %s\n", top(p.source.reconciles, 5), top(p.sync.reconciles, 5))
 		fmt.Fprintf(w, "      control-plane CPU: %s\n", cpuList(p.controlPlane))
-		fmt.Fprintf(w, "      API server requests: %s\n", top(p.server, 8))
+		fmt.Fprintf(w, "      API server requests: %s\n", top(p.server, 12))
 	}
 	if len(r.latencies) > 0 {
 		fmt.Fprintf(w, "  push -> applied over %d single commits (through the receiver): p50 %s, p95 %s\n",
