@@ -6,28 +6,39 @@ import (
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/resourceversion"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	syncv1 "github.com/kuvryn/kuvryn-sync/apis/v1alpha1"
 )
 
 // freshReads reads Applications and Revisions from the manager's cache when
-// the cache holds the newest version this controller has seen of them, and
-// from the API server otherwise. A rollout resumes from what it recorded, so
-// a copy older than its own last status write would make it repeat a step:
-// start an attempt again and take that attempt's hooks for an earlier one's.
-// Reading every one from the API server instead was a third of a large
-// rollout's requests (docs/benchmarks.md).
+// the cache's copy is at least as new as the newest version this controller
+// has seen of them, and from the API server otherwise. A rollout resumes
+// from what it recorded, so a copy older than its own last status write
+// would make it repeat a step: start an attempt again and take that
+// attempt's hooks for an earlier one's. Reading every one from the API
+// server instead was a third of a large rollout's requests, and reading
+// again every copy another controller had written since (the
+// source-controller's desired Revision) was most of the rest
+// (docs/benchmarks.md).
 //
-// Versions are compared for equality only, as resourceVersions are opaque:
-// a cached copy at the version last seen is as new as anything this
-// controller wrote; one at any other version is either older or holds
-// someone else's later write, and is read again from the API server.
+// Resource versions of one resource are compared as the API server orders
+// them (k8s.io/apimachinery/pkg/util/resourceversion); one that is not a
+// well-formed version counts as fresh only when it equals the version seen.
+// An Application this controller has not seen yet is read from the cache:
+// the cache has watched since before this process wrote anything, so it
+// misses none of its writes, it listed after any earlier process's, and it
+// holds the change that woke the reconcile. A Revision not seen yet is read
+// from the API server: what woke the reconcile was its Application's
+// change, which the source-controller writes after the Revision's status
+// (the commit it was rendered from), and another watch may not have
+// delivered that yet.
 //
 // The cache is the Reconciler's Client, the API server its APIReader.
 type freshReads struct {
-	// seen maps a freshKey to the resourceVersion last read from the API
-	// server or produced by this controller's write.
+	// seen maps a freshKey to the resourceVersion last read or produced by
+	// this controller's write.
 	seen sync.Map
 }
 
@@ -52,8 +63,9 @@ func readFresh[T any, P interface {
 	f := &r.reads
 	obj := P(new(T))
 	k := keyOf(obj, name)
-	if rv, ok := f.seen.Load(k); ok {
-		if err := r.Client.Get(ctx, name, obj); err == nil && obj.GetResourceVersion() == rv {
+	if seen, known := f.seen.Load(k); known || !k.revision {
+		if err := r.Client.Get(ctx, name, obj); err == nil && (!known || atLeast(obj.GetResourceVersion(), seen.(string))) {
+			f.seen.Store(k, obj.GetResourceVersion())
 			return obj, nil
 		}
 		obj = P(new(T))
@@ -66,6 +78,15 @@ func readFresh[T any, P interface {
 	}
 	f.seen.Store(k, obj.GetResourceVersion())
 	return obj, nil
+}
+
+// atLeast tells whether resourceVersion a is as new as b or newer.
+func atLeast(a, b string) bool {
+	c, err := resourceversion.CompareResourceVersion(a, b)
+	if err != nil {
+		return a == b
+	}
+	return c >= 0
 }
 
 // wrote notes the version this controller's write of obj produced.
