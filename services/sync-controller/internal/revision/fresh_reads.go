@@ -30,10 +30,12 @@ import (
 // the cache has watched since before this process wrote anything, so it
 // misses none of its writes, it listed after any earlier process's, and it
 // holds the change that woke the reconcile. A Revision not seen yet is read
-// from the API server: what woke the reconcile was its Application's
-// change, which the source-controller writes after the Revision's status
-// (the commit it was rendered from), and another watch may not have
-// delivered that yet.
+// from the cache only when it is the Application's desired one and records
+// the commit the Application names as rendered (status.source): what woke
+// the reconcile was the Application's change, which the source-controller
+// writes after the Revision's status, and another watch may not have
+// delivered that yet. Any other Revision not seen yet is read from the API
+// server.
 //
 // The cache is the Reconciler's Client, the API server its APIReader.
 type freshReads struct {
@@ -53,18 +55,19 @@ func keyOf(obj client.Object, name types.NamespacedName) freshKey {
 	return freshKey{revision: isRevision, name: name}
 }
 
-// readFresh reads the Application or Revision name. Each read decodes into
-// a new object: decoding into one already filled would keep the fields the
-// newer copy leaves out.
+// readFresh reads the Application or Revision name. A cached copy of one
+// not seen yet is used if unseenFresh, when set, accepts it. Each read
+// decodes into a new object: decoding into one already filled would keep
+// the fields the newer copy leaves out.
 func readFresh[T any, P interface {
 	*T
 	client.Object
-}](ctx context.Context, r *Reconciler, name types.NamespacedName) (P, error) {
+}](ctx context.Context, r *Reconciler, name types.NamespacedName, unseenFresh func(P) bool) (P, error) {
 	f := &r.reads
 	obj := P(new(T))
 	k := keyOf(obj, name)
-	if seen, known := f.seen.Load(k); known || !k.revision {
-		if err := r.Client.Get(ctx, name, obj); err == nil && (!known || atLeast(obj.GetResourceVersion(), seen.(string))) {
+	if seen, known := f.seen.Load(k); known || unseenFresh != nil {
+		if err := r.Client.Get(ctx, name, obj); err == nil && (known && atLeast(obj.GetResourceVersion(), seen.(string)) || !known && unseenFresh(obj)) {
 			f.seen.Store(k, obj.GetResourceVersion())
 			return obj, nil
 		}
@@ -100,9 +103,18 @@ func (f *freshReads) forget(obj client.Object) {
 }
 
 func (r *Reconciler) readApplication(ctx context.Context, name types.NamespacedName) (*syncv1.Application, error) {
-	return readFresh[syncv1.Application](ctx, r, name)
+	return readFresh(ctx, r, name, func(*syncv1.Application) bool { return true })
 }
 
+// readRevision reads a Revision other than the desired one.
 func (r *Reconciler) readRevision(ctx context.Context, namespace, name string) (*syncv1.Revision, error) {
-	return readFresh[syncv1.Revision](ctx, r, types.NamespacedName{Namespace: namespace, Name: name})
+	return readFresh[syncv1.Revision](ctx, r, types.NamespacedName{Namespace: namespace, Name: name}, nil)
+}
+
+// readDesiredRevision reads app's desired Revision name.
+func (r *Reconciler) readDesiredRevision(ctx context.Context, app *syncv1.Application, name string) (*syncv1.Revision, error) {
+	commit := app.Status.SourceCommit
+	return readFresh(ctx, r, types.NamespacedName{Namespace: app.Namespace, Name: name}, func(rev *syncv1.Revision) bool {
+		return commit != "" && rev.Status.Source != nil && rev.Status.Source.Commit == commit
+	})
 }

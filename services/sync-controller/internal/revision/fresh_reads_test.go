@@ -123,27 +123,64 @@ func TestFreshReads_ACachedCopyOlderThanTheLastWriteIsReadFromTheAPIServer(t *te
 	}
 }
 
-// TestFreshReads_ARevisionNotSeenYetIsReadFromTheAPIServer: the change that
-// wakes a rollout is its Application's, written after the Revision's status,
-// so the first read of a Revision does not trust another watch's cache; the
-// reads after it do, once the cache holds what was read.
-func TestFreshReads_ARevisionNotSeenYetIsReadFromTheAPIServer(t *testing.T) {
+// TestFreshReads_ARevisionNotSeenYetIsReadFromTheCacheOnlyWhenItRecordsTheApplicationsCommit:
+// the change that wakes a rollout is its Application's, which the
+// source-controller writes after the Revision's status, so the first read of
+// a Revision uses the cache only for the desired Revision whose cached copy
+// records the commit the Application names; the reads after it use the
+// cache once it holds what was read.
+func TestFreshReads_ARevisionNotSeenYetIsReadFromTheCacheOnlyWhenItRecordsTheApplicationsCommit(t *testing.T) {
 	e := newEnv(t)
 	e.createApplication("shop", nil)
 	name := e.publish("shop", configMap(t, "shop-config"))
-	r, api, _ := cachedReconciler(t, e.ns)
-	read := func() int32 {
-		t.Helper()
-		before := api.gets.Load()
-		rev, err := r.readRevision(t.Context(), e.ns, name)
-		must(t, err)
-		if rev.Name != name {
-			t.Fatalf("read Revision %s, want %s", rev.Name, name)
-		}
-		return api.gets.Load() - before
+	const commit = "5d1c0ffee5d1c0ffee5d1c0ffee5d1c0ffee5d1c"
+	rev := &syncv1.Revision{}
+	must(t, admin.Get(t.Context(), client.ObjectKey{Namespace: e.ns, Name: name}, rev))
+	must(t, ssa.ApplyStatus(t.Context(), admin, rev, syncv1.FieldManagerSource,
+		map[string]any{"source": map[string]any{"commit": commit}}))
+
+	for _, tc := range []struct {
+		name      string
+		appCommit string
+		desired   bool
+		wantGets  int32
+	}{
+		{name: "the desired Revision, rendered from the Application's commit", appCommit: commit, desired: true, wantGets: 0},
+		{name: "the desired Revision, rendered from another commit", appCommit: "0ddba11", desired: true, wantGets: 1},
+		{name: "the desired Revision, the Application naming no commit", desired: true, wantGets: 1},
+		{name: "another Revision", appCommit: commit, wantGets: 1},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			r, api, _ := cachedReconciler(t, e.ns)
+			app := e.application("shop")
+			app.Status.SourceCommit = tc.appCommit
+			eventually(t, "the cache to hold the Revision's source", func() bool {
+				cached := &syncv1.Revision{}
+				return r.Client.Get(t.Context(), client.ObjectKeyFromObject(rev), cached) == nil &&
+					cached.Status.Source != nil && cached.Status.Source.Commit == commit
+			}, nil)
+			read := func() int32 {
+				t.Helper()
+				before := api.gets.Load()
+				var got *syncv1.Revision
+				var err error
+				if tc.desired {
+					got, err = r.readDesiredRevision(t.Context(), app, name)
+				} else {
+					got, err = r.readRevision(t.Context(), e.ns, name)
+				}
+				must(t, err)
+				if got.Status.Source == nil || got.Status.Source.Commit != commit {
+					t.Fatalf("read Revision %s with source %+v, want commit %s", got.Name, got.Status.Source, commit)
+				}
+				return api.gets.Load() - before
+			}
+			if gets := read(); gets != tc.wantGets {
+				t.Fatalf("first read of the Revision made %d API server reads, want %d", gets, tc.wantGets)
+			}
+			if gets := read(); gets != 0 {
+				t.Fatalf("second read of the Revision made %d API server reads, want 0 once the cache holds what was read", gets)
+			}
+		})
 	}
-	if gets := read(); gets != 1 {
-		t.Fatalf("first read of a Revision made %d API server reads, want 1", gets)
-	}
-	eventually(t, "a read of the Revision from the cache", func() bool { return read() == 0 }, nil)
 }

@@ -29,7 +29,12 @@ func (r *Reconciler) resolveTarget(ctx context.Context, ro *rollout) (step, erro
 	if name == "" {
 		return ro.awaitFirstRender(), nil
 	}
-	rev, err := r.readRevision(ctx, ro.app.Namespace, name)
+	var rev *syncv1.Revision
+	if name == ro.app.Status.DesiredRevision {
+		rev, err = r.readDesiredRevision(ctx, ro.app, name)
+	} else {
+		rev, err = r.readRevision(ctx, ro.app.Namespace, name)
+	}
 	if err != nil {
 		if apierrors.IsNotFound(err) {
 			// The Revision watch brings the Application back once it exists.
