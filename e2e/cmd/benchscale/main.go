@@ -134,7 +134,10 @@ type result struct {
 	// health.
 	bareObserved time.Duration
 	// bareTouchObserved is the same for bareTouch.
-	bareTouchObserved  time.Duration
+	bareTouchObserved time.Duration
+	// bareServerCPU is the CPU kube-apiserver used until observed, for the
+	// create and for the change.
+	bareServerCPU      [2]time.Duration
 	phases             []phase
 	latencies          []time.Duration
 	sourceHWM, syncHWM int64
@@ -180,6 +183,10 @@ func measure(n, commits, workers int, keep bool) (res *result, err error) {
 	if err != nil {
 		return nil, err
 	}
+	cpu0, err := controlPlaneCPU()
+	if err != nil {
+		return nil, err
+	}
 	if res.bareCreate, err = bareApply(ctx, bare, n, 1, workers); err != nil {
 		return nil, err
 	}
@@ -187,6 +194,10 @@ func measure(n, commits, workers int, keep bool) (res *result, err error) {
 		return nil, err
 	}
 	res.bareObserved += res.bareCreate
+	cpu1, err := controlPlaneCPU()
+	if err != nil {
+		return nil, err
+	}
 	if res.bareTouch, err = bareApply(ctx, bare, n, 2, workers); err != nil {
 		return nil, err
 	}
@@ -194,6 +205,11 @@ func measure(n, commits, workers int, keep bool) (res *result, err error) {
 		return nil, err
 	}
 	res.bareTouchObserved += res.bareTouch
+	cpu2, err := controlPlaneCPU()
+	if err != nil {
+		return nil, err
+	}
+	res.bareServerCPU = [2]time.Duration{cpu1[apiServer] - cpu0[apiServer], cpu2[apiServer] - cpu1[apiServer]}
 	if res.bareUnchanged, err = bareApply(ctx, bare, n, 2, workers); err != nil {
 		return nil, err
 	}
@@ -678,11 +694,15 @@ func (r *result) print(w *os.File) {
 	fmt.Fprintf(w, "\nN=%d Applications, %d objects\n", r.n, 4*r.n)
 	fmt.Fprintf(w, "  bare Server-Side Apply, %d workers: create %s, a change to every app %s, unchanged %s\n",
 		r.workers, round(r.bareCreate), round(r.bareTouch), round(r.bareUnchanged))
-	fmt.Fprintf(w, "  bare apply until kube-controller-manager observed every Deployment (the floor of waiting for health): create %s, change %s\n",
-		round(r.bareObserved), round(r.bareTouchObserved))
-	for _, p := range r.phases {
+	fmt.Fprintf(w, "  bare apply until kube-controller-manager observed every Deployment (the floor of waiting for health): create %s, change %s; kube-apiserver CPU meanwhile %s, %s\n",
+		round(r.bareObserved), round(r.bareTouchObserved), round(r.bareServerCPU[0]), round(r.bareServerCPU[1]))
+	for i, p := range r.phases {
 		fmt.Fprintf(w, "  %-46s %9s  %5.1fx bare  %4.1fx floor  %6.1f apps/s\n", p.name, round(p.took),
 			p.took.Seconds()/p.bare.Seconds(), p.took.Seconds()/p.floor.Seconds(), float64(r.n)/p.took.Seconds())
+		if i < len(r.bareServerCPU) && r.bareServerCPU[i] > 0 {
+			fmt.Fprintf(w, "      kube-apiserver CPU %s, %.1fx the bare apply's until observed\n",
+				round(p.controlPlane[apiServer]), p.controlPlane[apiServer].Seconds()/r.bareServerCPU[i].Seconds())
+		}
 		fmt.Fprintf(w, "      source-controller: %5.1f API requests/object, CPU %s; sync-controller: %5.1f API requests/object, CPU %s\n",
 			p.source.requests/objects, round(p.source.cpu), p.sync.requests/objects, round(p.sync.cpu))
 		fmt.Fprintf(w, "      reconciles: source-controller %s; sync-controller %s\n", top(p.source.reconciles, 5), top(p.sync.reconciles, 5))

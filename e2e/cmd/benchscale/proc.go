@@ -89,6 +89,9 @@ func loadAverage() string {
 
 // controlPlaneCPU is the CPU time used so far by each control-plane process
 // this process started (etcd, kube-apiserver, kube-controller-manager, ...),
+// apiServer is kube-apiserver's name in controlPlaneCPU.
+const apiServer = "kube-apiserver"
+
 // by command name.
 func controlPlaneCPU() (map[string]time.Duration, error) {
 	entries, err := os.ReadDir("/proc")
