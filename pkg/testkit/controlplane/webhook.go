@@ -96,16 +96,6 @@ func WebhookCertificates(dir string) (caBundle []byte, err error) {
 	return caBundle, nil
 }
 
-// FreePort returns a TCP port on 127.0.0.1 that was free a moment ago.
-func FreePort() (int, error) {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return 0, err
-	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port, nil
-}
-
 // RegisterWebhooks applies the admission webhook configurations of
 // root/deploy/webhook through c (which must be allowed to), each webhook pointed at
 // https://127.0.0.1:<port><its service path> and trusting caBundle instead of
