@@ -102,9 +102,14 @@ func (f *freshReads) forget(obj client.Object) {
 	f.seen.Delete(keyOf(obj, client.ObjectKeyFromObject(obj)))
 }
 
+// readApplication reads the Application name; a cached copy not seen yet is
+// always fresh (see freshReads).
 func (r *Reconciler) readApplication(ctx context.Context, name types.NamespacedName) (*syncv1.Application, error) {
-	return readFresh(ctx, r, name, func(*syncv1.Application) bool { return true })
+	return readFresh(ctx, r, name, anyCopy)
 }
+
+// anyCopy accepts every cached copy of an Application not seen yet.
+func anyCopy(*syncv1.Application) bool { return true }
 
 // readRevision reads a Revision other than the desired one.
 func (r *Reconciler) readRevision(ctx context.Context, namespace, name string) (*syncv1.Revision, error) {
