@@ -63,7 +63,7 @@ func main() {
 	flag.StringVar(&extraFlags.source, "source-flags", "", "space-separated flags added to the source-controller's defaults")
 	flag.StringVar(&extraFlags.sync, "sync-flags", "", "space-separated flags added to the sync-controller's defaults")
 	flag.StringVar(&extraFlags.kcm, "kcm-flags", "", "space-separated flags added to kube-controller-manager's, such as \"--kube-api-qps=200 --kube-api-burst=400\"")
-	flag.StringVar(&profileDir, "profiles", "", "directory for CPU profiles of kube-apiserver and both services, taken 10 s into each phase for 30 s")
+	flag.StringVar(&profileDir, "profiles", "", "directory for CPU profiles of kube-apiserver and both services, taken 10 s into each phase for 30 s, and the services' heap profiles after them")
 	flag.Parse()
 	if profileDir != "" {
 		if err := os.MkdirAll(profileDir, 0o755); err != nil {
@@ -183,33 +183,14 @@ func measure(n, commits, workers int, keep bool) (res *result, err error) {
 	if err != nil {
 		return nil, err
 	}
-	cpu0, err := controlPlaneCPU()
-	if err != nil {
+	var createCPU, touchCPU time.Duration
+	if res.bareCreate, res.bareObserved, createCPU, err = bareRollout(ctx, bare, n, 1, workers); err != nil {
 		return nil, err
 	}
-	if res.bareCreate, err = bareApply(ctx, bare, n, 1, workers); err != nil {
+	if res.bareTouch, res.bareTouchObserved, touchCPU, err = bareRollout(ctx, bare, n, 2, workers); err != nil {
 		return nil, err
 	}
-	if res.bareObserved, err = deploymentsObserved(ctx, bare, n); err != nil {
-		return nil, err
-	}
-	res.bareObserved += res.bareCreate
-	cpu1, err := controlPlaneCPU()
-	if err != nil {
-		return nil, err
-	}
-	if res.bareTouch, err = bareApply(ctx, bare, n, 2, workers); err != nil {
-		return nil, err
-	}
-	if res.bareTouchObserved, err = deploymentsObserved(ctx, bare, n); err != nil {
-		return nil, err
-	}
-	res.bareTouchObserved += res.bareTouch
-	cpu2, err := controlPlaneCPU()
-	if err != nil {
-		return nil, err
-	}
-	res.bareServerCPU = [2]time.Duration{cpu1[apiServer] - cpu0[apiServer], cpu2[apiServer] - cpu1[apiServer]}
+	res.bareServerCPU = [2]time.Duration{createCPU, touchCPU}
 	if res.bareUnchanged, err = bareApply(ctx, bare, n, 2, workers); err != nil {
 		return nil, err
 	}
@@ -368,11 +349,11 @@ func startServices(ctx context.Context, env *harness.Env, dir string) (*services
 // during runs f and returns its time with what each service used meanwhile.
 func (s *services) during(ctx context.Context, env *harness.Env, name string, bare, floor time.Duration, f func() error) (phase, error) {
 	p := phase{name: name, bare: bare, floor: floor}
-	src0, err := s.usage(s.source, s.sourceMetrics)
+	src0, err := s.usage(ctx, s.source, s.sourceMetrics)
 	if err != nil {
 		return p, err
 	}
-	sync0, err := s.usage(s.sync, s.syncMetric)
+	sync0, err := s.usage(ctx, s.sync, s.syncMetric)
 	if err != nil {
 		return p, err
 	}
@@ -387,20 +368,21 @@ func (s *services) during(ctx context.Context, env *harness.Env, name string, ba
 	start := time.Now()
 	profiled := s.profile(ctx, name)
 	if err := f(); err != nil {
+		_ = profiled(true)
 		if exited := env.Exited(); exited != nil {
 			return p, fmt.Errorf("%s: %w (%v)", name, err, exited)
 		}
 		return p, fmt.Errorf("%s: %w", name, err)
 	}
 	p.took = time.Since(start)
-	if err := profiled(); err != nil {
+	if err := profiled(false); err != nil {
 		return p, err
 	}
-	src1, err := s.usage(s.source, s.sourceMetrics)
+	src1, err := s.usage(ctx, s.source, s.sourceMetrics)
 	if err != nil {
 		return p, err
 	}
-	sync1, err := s.usage(s.sync, s.syncMetric)
+	sync1, err := s.usage(ctx, s.sync, s.syncMetric)
 	if err != nil {
 		return p, err
 	}
@@ -437,17 +419,13 @@ func (u usage) minus(before usage) usage {
 	return d
 }
 
-func (s *services) usage(p *harness.Process, metrics string) (usage, error) {
-	resp, err := http.Get("http://" + metrics + "/metrics")
+func (s *services) usage(ctx context.Context, p *harness.Process, metrics string) (usage, error) {
+	body, err := fetch(ctx, "http://"+metrics+"/metrics")
 	if err != nil {
-		return usage{}, err
-	}
-	defer resp.Body.Close()
-	if resp.StatusCode != http.StatusOK {
-		return usage{}, fmt.Errorf("%s metrics: %s", p.Name, resp.Status)
+		return usage{}, fmt.Errorf("%s metrics: %w", p.Name, err)
 	}
 	u := usage{reconciles: map[string]float64{}}
-	sc := bufio.NewScanner(resp.Body)
+	sc := bufio.NewScanner(bytes.NewReader(body))
 	sc.Buffer(make([]byte, 1<<20), 1<<20)
 	for sc.Scan() {
 		line := sc.Text()
@@ -578,6 +556,28 @@ func bareClient(cfg *rest.Config) (client.Client, error) {
 
 // bareApply server-side-applies the objects of every app at version v into
 // the bare namespace with workers in parallel.
+// bareRollout applies version v of every app's objects, then waits until
+// kube-controller-manager has observed every Deployment. It returns how
+// long the apply took, how long until observed, and kube-apiserver's CPU
+// time meanwhile.
+func bareRollout(ctx context.Context, c client.Client, n, v, workers int) (apply, observed, serverCPU time.Duration, err error) {
+	before, err := controlPlaneCPU()
+	if err != nil {
+		return 0, 0, 0, err
+	}
+	if apply, err = bareApply(ctx, c, n, v, workers); err != nil {
+		return 0, 0, 0, err
+	}
+	if observed, err = deploymentsObserved(ctx, c, n); err != nil {
+		return 0, 0, 0, err
+	}
+	after, err := controlPlaneCPU()
+	if err != nil {
+		return 0, 0, 0, err
+	}
+	return apply, apply + observed, after[apiServer] - before[apiServer], nil
+}
+
 func bareApply(ctx context.Context, c client.Client, n, v, workers int) (time.Duration, error) {
 	var objs []*unstructured.Unstructured
 	for i := range n {

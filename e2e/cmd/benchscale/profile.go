@@ -3,8 +3,6 @@ package main
 import (
 	"context"
 	"fmt"
-	"io"
-	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
@@ -21,8 +19,13 @@ const (
 	profileLength = 30 * time.Second
 )
 
-// profiler fetches a CPU profile of one process for the given seconds.
-type profiler func(ctx context.Context, seconds int) ([]byte, error)
+// profiler fetches profiles of one process: a CPU profile for the given
+// seconds, and, for a service, its heap profile (nil for kube-apiserver,
+// whose memory is not ours to bound).
+type profiler struct {
+	cpu  func(ctx context.Context, seconds int) ([]byte, error)
+	heap func(ctx context.Context) ([]byte, error)
+}
 
 // pprofFlag picks a loopback address for a service's profiler.
 func pprofFlag(addr func() (string, error)) ([]string, error) {
@@ -37,29 +40,19 @@ func pprofFlag(addr func() (string, error)) ([]string, error) {
 // credentials, and each service's, reached on the address its flag gave.
 func profilers(kube kubernetes.Interface, sourceFlag, syncFlag []string) map[string]profiler {
 	service := func(flag []string) profiler {
-		addr := strings.TrimPrefix(flag[0], "--pprof-bind-address=")
-		return func(ctx context.Context, seconds int) ([]byte, error) {
-			url := fmt.Sprintf("http://%s/debug/pprof/profile?seconds=%d", addr, seconds)
-			req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
-			if err != nil {
-				return nil, err
-			}
-			resp, err := http.DefaultClient.Do(req)
-			if err != nil {
-				return nil, err
-			}
-			defer resp.Body.Close()
-			if resp.StatusCode != http.StatusOK {
-				return nil, fmt.Errorf("%s: %s", url, resp.Status)
-			}
-			return io.ReadAll(resp.Body)
+		base := "http://" + strings.TrimPrefix(flag[0], "--pprof-bind-address=") + "/debug/pprof/"
+		return profiler{
+			cpu: func(ctx context.Context, seconds int) ([]byte, error) {
+				return fetch(ctx, fmt.Sprintf("%sprofile?seconds=%d", base, seconds))
+			},
+			heap: func(ctx context.Context) ([]byte, error) { return fetch(ctx, base+"heap") },
 		}
 	}
 	return map[string]profiler{
-		"kube-apiserver": func(ctx context.Context, seconds int) ([]byte, error) {
+		"kube-apiserver": {cpu: func(ctx context.Context, seconds int) ([]byte, error) {
 			return kube.CoreV1().RESTClient().Get().AbsPath("/debug/pprof/profile").
 				Param("seconds", fmt.Sprint(seconds)).Timeout(time.Duration(seconds+30) * time.Second).DoRaw(ctx)
-		},
+		}},
 		"source-controller": service(sourceFlag),
 		"sync-controller":   service(syncFlag),
 	}
@@ -67,10 +60,12 @@ func profilers(kube kubernetes.Interface, sourceFlag, syncFlag []string) map[str
 
 // profile starts profiling every process during the phase called name and
 // returns a function that waits for the profiles and writes them to
-// profileDir. A phase shorter than the profile's start is not profiled.
-func (s *services) profile(ctx context.Context, name string) func() error {
+// profileDir: a CPU profile from profileStart for profileLength, then the
+// services' heap profiles. A phase shorter than the profile's start is not
+// profiled; one that failed (abort) stops its profiles at once.
+func (s *services) profile(ctx context.Context, name string) func(abort bool) error {
 	if len(s.profilers) == 0 {
-		return func() error { return nil }
+		return func(bool) error { return nil }
 	}
 	ctx, cancel := context.WithCancel(ctx)
 	slug := strings.Join(strings.Fields(name)[:2], "-")
@@ -85,9 +80,9 @@ func (s *services) profile(ctx context.Context, name string) func() error {
 			case <-done:
 				return
 			}
-			body, err := p(ctx, int(profileLength/time.Second))
-			if err == nil {
-				err = os.WriteFile(filepath.Join(profileDir, slug+"-"+proc+".pprof"), body, 0o644)
+			err := write(slug+"-"+proc+".pprof", func() ([]byte, error) { return p.cpu(ctx, int(profileLength/time.Second)) })
+			if err == nil && p.heap != nil {
+				err = write(slug+"-"+proc+".heap.pprof", func() ([]byte, error) { return p.heap(ctx) })
 			}
 			if err != nil && ctx.Err() == nil {
 				mu.Lock()
@@ -96,8 +91,11 @@ func (s *services) profile(ctx context.Context, name string) func() error {
 			}
 		})
 	}
-	return func() error {
+	return func(abort bool) error {
 		close(done)
+		if abort {
+			cancel()
+		}
 		wg.Wait()
 		cancel()
 		if len(errs) > 0 {
@@ -105,4 +103,14 @@ func (s *services) profile(ctx context.Context, name string) func() error {
 		}
 		return nil
 	}
+}
+
+// write writes the profile get returns to the file called name in
+// profileDir.
+func write(name string, get func() ([]byte, error)) error {
+	body, err := get()
+	if err != nil {
+		return err
+	}
+	return os.WriteFile(filepath.Join(profileDir, name), body, 0o644)
 }
