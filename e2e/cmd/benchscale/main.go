@@ -28,6 +28,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/go-logr/logr"
@@ -141,6 +142,9 @@ type result struct {
 	phases             []phase
 	latencies          []time.Duration
 	sourceHWM, syncHWM int64
+	// sourceRSS and syncRSS are each service's peaks of anonymous and
+	// file-backed memory.
+	sourceRSS, syncRSS *rssPeaks
 }
 
 func measure(n, commits, workers int, keep bool) (res *result, err error) {
@@ -177,8 +181,13 @@ func measure(n, commits, workers int, keep bool) (res *result, err error) {
 	if err != nil {
 		return nil, err
 	}
+	svc.setStage("the bare apply, services idle")
+	res = &result{n: n, workers: workers, sourceRSS: &rssPeaks{}, syncRSS: &rssPeaks{}}
+	sampling, stopSampling := context.WithCancel(ctx)
+	defer stopSampling()
+	go res.sourceRSS.follow(sampling, svc.source.Pid(), svc.currentStage)
+	go res.syncRSS.follow(sampling, svc.sync.Pid(), svc.currentStage)
 
-	res = &result{n: n, workers: workers}
 	bare, err := bareClient(env.CP.Config)
 	if err != nil {
 		return nil, err
@@ -245,6 +254,7 @@ func measure(n, commits, workers int, keep bool) (res *result, err error) {
 	}
 	res.phases = append(res.phases, p)
 
+	svc.setStage("single commits")
 	for i := range commits {
 		app := (i * 7919) % n
 		commit, err := repo.Commit(map[string]string{appPath(app, "configmap.yaml"): configMap(app, 3+i)}, fmt.Sprintf("app %d", app))
@@ -271,12 +281,21 @@ func measure(n, commits, workers int, keep bool) (res *result, err error) {
 
 // services are the processes measured, with their metrics endpoints.
 type services struct {
-	source, sync              *harness.Process
+	source, sync, web         *harness.Process
 	sourceMetrics, syncMetric string
 	receiver                  string
 	serverMetrics             func(context.Context) (map[string]float64, error)
 	// profilers are the /debug/pprof endpoints of each process, by name.
 	profilers map[string]profiler
+	// stage is what the benchmark is doing, for rssPeaks.
+	stage atomic.Value
+}
+
+func (s *services) setStage(what string) { s.stage.Store(what) }
+
+func (s *services) currentStage() string {
+	what, _ := s.stage.Load().(string)
+	return what
 }
 
 func startServices(ctx context.Context, env *harness.Env, dir string) (*services, error) {
@@ -317,11 +336,10 @@ func startServices(ctx context.Context, env *harness.Env, dir string) (*services
 		"--metrics-bind-address="+s.syncMetric, "--metrics-secure=false"), strings.Fields(extraFlags.sync)...)...); err != nil {
 		return nil, err
 	}
-	web, err := env.StartService(ctx, "web", append(leader, "--webhook-receiver-bind-address="+s.receiver)...)
-	if err != nil {
+	if s.web, err = env.StartService(ctx, "web", append(leader, "--webhook-receiver-bind-address="+s.receiver)...); err != nil {
 		return nil, err
 	}
-	for _, p := range []*harness.Process{s.source, s.sync, web} {
+	for _, p := range []*harness.Process{s.source, s.sync, s.web} {
 		if err := p.WaitReady(ctx, 2*time.Minute); err != nil {
 			return nil, err
 		}
@@ -349,6 +367,7 @@ func startServices(ctx context.Context, env *harness.Env, dir string) (*services
 // during runs f and returns its time with what each service used meanwhile.
 func (s *services) during(ctx context.Context, env *harness.Env, name string, bare, floor time.Duration, f func() error) (phase, error) {
 	p := phase{name: name, bare: bare, floor: floor}
+	s.setStage(name)
 	src0, err := s.usage(ctx, s.source, s.sourceMetrics)
 	if err != nil {
 		return p, err
@@ -554,8 +573,6 @@ func bareClient(cfg *rest.Config) (client.Client, error) {
 	return client.New(c, client.Options{Scheme: manager.Scheme()})
 }
 
-// bareApply server-side-applies the objects of every app at version v into
-// the bare namespace with workers in parallel.
 // bareRollout applies version v of every app's objects, then waits until
 // kube-controller-manager has observed every Deployment. It returns how
 // long the apply took, how long until observed, and kube-apiserver's CPU
@@ -568,7 +585,7 @@ func bareRollout(ctx context.Context, c client.Client, n, v, workers int) (apply
 	if apply, err = bareApply(ctx, c, n, v, workers); err != nil {
 		return 0, 0, 0, err
 	}
-	if observed, err = deploymentsObserved(ctx, c, n); err != nil {
+	if observed, err = deploymentsObserved(ctx, c, bareNamespace, n); err != nil {
 		return 0, 0, 0, err
 	}
 	after, err := controlPlaneCPU()
@@ -578,6 +595,8 @@ func bareRollout(ctx context.Context, c client.Client, n, v, workers int) (apply
 	return apply, apply + observed, after[apiServer] - before[apiServer], nil
 }
 
+// bareApply server-side-applies the objects of every app at version v into
+// the bare namespace with workers in parallel.
 func bareApply(ctx context.Context, c client.Client, n, v, workers int) (time.Duration, error) {
 	var objs []*unstructured.Unstructured
 	for i := range n {
@@ -598,12 +617,13 @@ func bareApply(ctx context.Context, c client.Client, n, v, workers int) (time.Du
 }
 
 // deploymentsObserved waits until kube-controller-manager has observed the
-// current generation of every bare Deployment, and returns how long it took.
-func deploymentsObserved(ctx context.Context, c client.Client, n int) (time.Duration, error) {
+// current generation of the n Deployments in namespace, and returns how
+// long it took.
+func deploymentsObserved(ctx context.Context, c client.Client, namespace string, n int) (time.Duration, error) {
 	start := time.Now()
 	for {
 		var list appsv1.DeploymentList
-		if err := c.List(ctx, &list, client.InNamespace(bareNamespace)); err != nil {
+		if err := c.List(ctx, &list, client.InNamespace(namespace)); err != nil {
 			return 0, err
 		}
 		observed := 0
@@ -714,6 +734,7 @@ func (r *result) print(w *os.File) {
 			len(r.latencies), round(percentile(r.latencies, 50)), round(percentile(r.latencies, 95)))
 	}
 	fmt.Fprintf(w, "  peak RSS (VmHWM): source-controller %d MiB, sync-controller %d MiB\n", r.sourceHWM>>10, r.syncHWM>>10)
+	fmt.Fprintf(w, "      peaks of its parts: source-controller %s; sync-controller %s\n", r.sourceRSS, r.syncRSS)
 }
 
 func cpuList(m map[string]time.Duration) string {

@@ -1,10 +1,12 @@
 package main
 
 import (
+	"context"
 	"fmt"
 	"os"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 )
 
@@ -128,4 +130,48 @@ func controlPlaneCPU() (map[string]time.Duration, error) {
 		out[s[open+1:end]] += cpu
 	}
 	return out, nil
+}
+
+// rssInterval is how often rssPeaks samples.
+const rssInterval = 250 * time.Millisecond
+
+// rssPeaks follows the anonymous and the file-backed resident memory of a
+// process (RssAnon and RssFile in /proc/<pid>/status): VmHWM is only the
+// peak of their sum, and the file-backed part is the binary's own pages,
+// which no change to what the process holds can shrink.
+type rssPeaks struct {
+	mu         sync.Mutex
+	anon, file int64 // KiB
+	// anonDuring is what was going on when anon peaked.
+	anonDuring string
+}
+
+// follow samples pid until ctx ends; during says what is going on.
+func (r *rssPeaks) follow(ctx context.Context, pid int, during func() string) {
+	t := time.NewTicker(rssInterval)
+	defer t.Stop()
+	path := fmt.Sprintf("/proc/%d/status", pid)
+	for {
+		anon, errA := procStatusKiB(path, "RssAnon:")
+		file, errF := procStatusKiB(path, "RssFile:")
+		if errA == nil && errF == nil {
+			r.mu.Lock()
+			if anon > r.anon {
+				r.anon, r.anonDuring = anon, during()
+			}
+			r.file = max(r.file, file)
+			r.mu.Unlock()
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+	}
+}
+
+func (r *rssPeaks) String() string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return fmt.Sprintf("anonymous %d MiB (%s), file-backed %d MiB", r.anon>>10, r.anonDuring, r.file>>10)
 }
