@@ -32,6 +32,7 @@ import (
 	"time"
 
 	"github.com/go-logr/logr"
+	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -142,6 +143,8 @@ type result struct {
 	phases             []phase
 	latencies          []time.Duration
 	sourceHWM, syncHWM int64
+	// replays are the replays of the design's requests, after the phases.
+	replays []replayResult
 	// sourceRSS and syncRSS are each service's peaks of anonymous and
 	// file-backed memory.
 	sourceRSS, syncRSS *rssPeaks
@@ -276,6 +279,27 @@ func measure(n, commits, workers int, keep bool) (res *result, err error) {
 	if res.syncHWM, err = vmHWM(svc.sync.Pid()); err != nil {
 		return nil, err
 	}
+	stopSampling()
+	if err := svc.stop(ctx, env.Client); err != nil {
+		return nil, err
+	}
+	unlimited := rest.CopyConfig(env.CP.Config)
+	unlimited.QPS, unlimited.Burst = -1, 0
+	kube, err := kubernetes.NewForConfig(unlimited)
+	if err != nil {
+		return nil, err
+	}
+	for _, rp := range replays {
+		svc.setStage(rp.name)
+		if err := env.Namespace(ctx, rp.namespace); err != nil {
+			return nil, err
+		}
+		r, err := rp.run(ctx, env.CP.Config, kube, n, workers)
+		if err != nil {
+			return nil, err
+		}
+		res.replays = append(res.replays, r)
+	}
 	return res, nil
 }
 
@@ -362,6 +386,18 @@ func startServices(ctx context.Context, env *harness.Env, dir string) (*services
 		s.profilers = profilers(kube, sourcePprof, syncPprof)
 	}
 	return s, nil
+}
+
+// stop stops the services and removes the admission webhooks the
+// sync-controller served, so that nothing but the replays' client writes.
+func (s *services) stop(ctx context.Context, c client.Client) error {
+	for _, p := range []*harness.Process{s.source, s.sync, s.web} {
+		p.Stop()
+	}
+	if err := c.DeleteAllOf(ctx, &admissionregistrationv1.MutatingWebhookConfiguration{}); err != nil {
+		return err
+	}
+	return c.DeleteAllOf(ctx, &admissionregistrationv1.ValidatingWebhookConfiguration{})
 }
 
 // during runs f and returns its time with what each service used meanwhile.
@@ -735,6 +771,13 @@ func (r *result) print(w *os.File) {
 	}
 	fmt.Fprintf(w, "  peak RSS (VmHWM): source-controller %d MiB, sync-controller %d MiB\n", r.sourceHWM>>10, r.syncHWM>>10)
 	fmt.Fprintf(w, "      peaks of its parts: source-controller %s; sync-controller %s\n", r.sourceRSS, r.syncRSS)
+	for _, rp := range r.replays {
+		fmt.Fprintf(w, "  %-46s %9s  %5.1fx bare  until observed %s, %4.1fx floor; %.1f requests/object\n", rp.name, round(rp.took),
+			rp.took.Seconds()/r.bareCreate.Seconds(), round(rp.observed), rp.observed.Seconds()/r.bareObserved.Seconds(), float64(rp.requests)/objects)
+		if r.bareServerCPU[0] > 0 {
+			fmt.Fprintf(w, "      kube-apiserver CPU %s, %.1fx the bare apply's until observed\n", round(rp.serverCPU), rp.serverCPU.Seconds()/r.bareServerCPU[0].Seconds())
+		}
+	}
 }
 
 func cpuList(m map[string]time.Duration) string {
