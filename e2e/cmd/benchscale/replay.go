@@ -18,6 +18,7 @@ import (
 
 	syncv1 "github.com/kuvryn/kuvryn-sync/apis/v1alpha1"
 	"github.com/kuvryn/kuvryn-sync/pkg/desiredstate"
+	"github.com/kuvryn/kuvryn-sync/pkg/ssa"
 )
 
 // A replay sends, from one client with the services stopped, the requests
@@ -183,13 +184,13 @@ func (rp replay) app(ctx context.Context, c, as client.Client, kube kubernetes.I
 		return sent, err
 	}
 	rendered := condition(syncv1.ConditionRendered, "True", syncv1.ReasonSucceeded, "rendered from commit "+commit, now)
-	if err := do(applyStatus(ctx, c, rev, syncv1.FieldManagerSource, map[string]any{
+	if err := do(ssa.ApplyStatus(ctx, c, rev, syncv1.FieldManagerSource, map[string]any{
 		"source":     map[string]any{"commit": commit, "renderedAt": now},
 		"conditions": []any{rendered},
 	})); err != nil {
 		return sent, err
 	}
-	if err := do(applyStatus(ctx, c, app, syncv1.FieldManagerSource, map[string]any{
+	if err := do(ssa.ApplyStatus(ctx, c, app, syncv1.FieldManagerSource, map[string]any{
 		"desiredRevision": revName, "sourceCommit": commit,
 		"conditions": []any{condition(syncv1.ConditionRendered, "True", syncv1.ReasonSucceeded,
 			fmt.Sprintf("rendered 4 objects from commit %s as Revision %s", commit[:12], revName), now)},
@@ -255,11 +256,11 @@ func (rp replay) app(ctx context.Context, c, as client.Client, kube kubernetes.I
 
 	// It records the attempt and the wave Applying before applying.
 	if !rp.lean {
-		if err := do(applyStatus(ctx, c, rev, syncv1.FieldManagerSync, revStatus("Applying", "Progressing",
+		if err := do(ssa.ApplyStatus(ctx, c, rev, syncv1.FieldManagerSync, revStatus("Applying", "Progressing",
 			condition(syncv1.ConditionRolloutComplete, "False", syncv1.ReasonProgressing, "attempt 1: applying wave 0 (4 object(s)), then waiting for it to be Healthy", now)))); err != nil {
 			return sent, err
 		}
-		if err := do(applyStatus(ctx, c, app, syncv1.FieldManagerSync, appStatus("Applying", "Progressing", "OutOfSync", "rolling out Revision "+revName, ""))); err != nil {
+		if err := do(ssa.ApplyStatus(ctx, c, app, syncv1.FieldManagerSync, appStatus("Applying", "Progressing", "OutOfSync", "rolling out Revision "+revName, ""))); err != nil {
 			return sent, err
 		}
 	}
@@ -276,37 +277,15 @@ func (rp replay) app(ctx context.Context, c, as client.Client, kube kubernetes.I
 	if err := do(as.Get(ctx, client.ObjectKey{Namespace: rp.namespace, Name: name}, &unstructured.Unstructured{Object: map[string]any{"apiVersion": "apps/v1", "kind": "Deployment"}})); err != nil {
 		return sent, err
 	}
-	if err := do(applyStatus(ctx, c, rev, syncv1.FieldManagerSync, revStatus("Healthy", "Healthy",
+	if err := do(ssa.ApplyStatus(ctx, c, rev, syncv1.FieldManagerSync, revStatus("Healthy", "Healthy",
 		condition(syncv1.ConditionRolloutComplete, "True", syncv1.ReasonSucceeded, "attempt 1: every group is Healthy", now),
 		condition(syncv1.ConditionHealthy, "True", syncv1.ReasonSucceeded, "every applied object is Healthy", now)))); err != nil {
 		return sent, err
 	}
-	if err := do(applyStatus(ctx, c, app, syncv1.FieldManagerSync, appStatus("Healthy", "Healthy", "Synced", "Revision "+revName+" is deployed and Healthy", revName))); err != nil {
+	if err := do(ssa.ApplyStatus(ctx, c, app, syncv1.FieldManagerSync, appStatus("Healthy", "Healthy", "Synced", "Revision "+revName+" is deployed and Healthy", revName))); err != nil {
 		return sent, err
 	}
 	return sent, do(event(ctx, kube, app, syncv1.ReasonSucceeded, "AssessHealth", "Revision "+revName+" is Healthy"))
-}
-
-// applyStatus applies status as manager's whole status of obj, as
-// pkg/ssa.ApplyStatus does.
-func applyStatus(ctx context.Context, c client.Client, obj client.Object, manager string, status map[string]any) error {
-	gvk, err := c.GroupVersionKindFor(obj)
-	if err != nil {
-		return err
-	}
-	u := &unstructured.Unstructured{Object: map[string]any{"status": status}}
-	u.SetGroupVersionKind(gvk)
-	u.SetNamespace(obj.GetNamespace())
-	u.SetName(obj.GetName())
-	// Marshal through JSON so times and numbers take their wire form.
-	raw, err := u.MarshalJSON()
-	if err != nil {
-		return err
-	}
-	if err := u.UnmarshalJSON(raw); err != nil {
-		return err
-	}
-	return c.Status().Apply(ctx, client.ApplyConfigurationFromUnstructured(u), client.FieldOwner(manager), client.ForceOwnership)
 }
 
 func condition(typ, status, reason, message string, at metav1.Time) map[string]any {
