@@ -283,9 +283,7 @@ func measure(n, commits, workers int, keep bool) (res *result, err error) {
 	if err := svc.stop(ctx, env.Client); err != nil {
 		return nil, err
 	}
-	unlimited := rest.CopyConfig(env.CP.Config)
-	unlimited.QPS, unlimited.Burst = -1, 0
-	kube, err := kubernetes.NewForConfig(unlimited)
+	kube, err := kubernetes.NewForConfig(unlimited(env.CP.Config))
 	if err != nil {
 		return nil, err
 	}
@@ -601,12 +599,18 @@ func createApplications(ctx context.Context, c client.Client, n, workers int) er
 	})
 }
 
-// bareClient applies as admin without client-side rate limits, as the
+// bareClient applies as cfg's user without client-side rate limits, as the
 // services do.
 func bareClient(cfg *rest.Config) (client.Client, error) {
+	return client.New(unlimited(cfg), client.Options{Scheme: manager.Scheme()})
+}
+
+// unlimited is a copy of cfg without client-side rate limits, so that
+// only the API server sets the pace.
+func unlimited(cfg *rest.Config) *rest.Config {
 	c := rest.CopyConfig(cfg)
 	c.QPS, c.Burst = -1, 0
-	return client.New(c, client.Options{Scheme: manager.Scheme()})
+	return c
 }
 
 // bareRollout applies version v of every app's objects, then waits until
