@@ -292,7 +292,7 @@ func measure(n, commits, workers int, keep bool) (res *result, err error) {
 		if err := env.Namespace(ctx, rp.namespace); err != nil {
 			return nil, err
 		}
-		r, err := rp.run(ctx, env.CP.Config, kube, n, workers)
+		r, err := rp.run(ctx, env.CP, kube, n, workers)
 		if err != nil {
 			return nil, err
 		}

@@ -11,7 +11,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/client-go/kubernetes"
-	"k8s.io/client-go/rest"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/yaml"
@@ -19,6 +18,7 @@ import (
 	syncv1 "github.com/kuvryn/kuvryn-sync/apis/v1alpha1"
 	"github.com/kuvryn/kuvryn-sync/pkg/desiredstate"
 	"github.com/kuvryn/kuvryn-sync/pkg/ssa"
+	"github.com/kuvryn/kuvryn-sync/pkg/testkit/controlplane"
 )
 
 // A replay sends, from one client with the services stopped, the requests
@@ -57,15 +57,13 @@ type replayResult struct {
 // run replays n Applications with workers in parallel: as admin what the
 // services write, and as the namespace's deployer, as the sync-controller
 // does, what an Application applies and reads.
-func (rp replay) run(ctx context.Context, cfg *rest.Config, kube kubernetes.Interface, n, workers int) (replayResult, error) {
+func (rp replay) run(ctx context.Context, cp *controlplane.ControlPlane, kube kubernetes.Interface, n, workers int) (replayResult, error) {
 	res := replayResult{replay: rp}
-	c, err := bareClient(cfg)
+	c, err := bareClient(cp.Config)
 	if err != nil {
 		return res, err
 	}
-	deployer := rest.CopyConfig(cfg)
-	deployer.Impersonate = rest.ImpersonationConfig{UserName: "system:serviceaccount:" + rp.namespace + ":deployer"}
-	as, err := bareClient(deployer)
+	as, err := bareClient(cp.Impersonate("system:serviceaccount:" + rp.namespace + ":deployer"))
 	if err != nil {
 		return res, err
 	}
