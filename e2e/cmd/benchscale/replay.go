@@ -101,62 +101,100 @@ func (rp replay) run(ctx context.Context, cp *controlplane.ControlPlane, kube ku
 // app sends the requests of app i in the order the services send them,
 // applying with as, and returns how many it sent.
 func (rp replay) app(ctx context.Context, c, as client.Client, kube kubernetes.Interface, i int) (int, error) {
-	name := appName(i)
-	sent := 0
-	do := func(err error) error {
-		sent++
-		return err
+	var sent requests
+	objs, err := rp.objects(i)
+	if err != nil {
+		return 0, err
 	}
+	if rp.objectsOnly {
+		if _, err := sent.applyAll(ctx, as, objs, client.DryRunAll); err != nil {
+			return int(sent), err
+		}
+		_, err := sent.applyAll(ctx, as, objs)
+		return int(sent), err
+	}
+	r, err := sent.render(ctx, c, kube, rp.namespace, appName(i), objs)
+	if err != nil {
+		return int(sent), err
+	}
+	return int(sent), sent.rollout(ctx, c, as, kube, r, objs, rp.lean)
+}
+
+// objects are app i's objects in the replay's namespace, annotated as the
+// sync-controller annotates what it applies.
+func (rp replay) objects(i int) ([]*unstructured.Unstructured, error) {
 	var objs []*unstructured.Unstructured
 	for _, doc := range appDocuments(i, 1) {
 		u := &unstructured.Unstructured{}
 		if err := yaml.Unmarshal([]byte(doc), &u.Object); err != nil {
-			return sent, err
+			return nil, err
 		}
 		u.SetNamespace(rp.namespace)
-		u.SetAnnotations(map[string]string{syncv1.OwnedByAnnotation: rp.namespace + "/" + name})
+		u.SetAnnotations(map[string]string{syncv1.OwnedByAnnotation: rp.namespace + "/" + appName(i)})
 		objs = append(objs, u)
 	}
+	return objs, nil
+}
+
+// requests counts the requests an Application's replay sends.
+type requests int
+
+func (r *requests) do(err error) error {
+	*r++
+	return err
+}
+
+// applyAll server-side-applies every object as the sync-controller does,
+// with opts (a dry-run, for a plan), and returns what the API server
+// answered for each.
+func (r *requests) applyAll(ctx context.Context, as client.Client, objs []*unstructured.Unstructured, opts ...client.ApplyOption) ([]*unstructured.Unstructured, error) {
+	opts = append(opts, client.FieldOwner(syncv1.FieldManagerSync))
+	out := make([]*unstructured.Unstructured, 0, len(objs))
+	for _, o := range objs {
+		applied := o.DeepCopy()
+		if err := r.do(as.Apply(ctx, client.ApplyConfigurationFromUnstructured(applied), opts...)); err != nil {
+			return nil, err
+		}
+		out = append(out, applied)
+	}
+	return out, nil
+}
+
+// rendered is what the source-controller's half of a replay leaves for the
+// sync-controller's.
+type rendered struct {
+	app    *syncv1.Application
+	rev    *syncv1.Revision
+	commit string
+	now    metav1.Time
+}
+
+// render sends what the user and the source-controller send for one
+// Application: its create, its Revision's and desired-state Secret's, the
+// render's status writes and its Event.
+func (r *requests) render(ctx context.Context, c client.Client, kube kubernetes.Interface, namespace, name string, objs []*unstructured.Unstructured) (rendered, error) {
+	out := rendered{commit: strings.Repeat("5", 40), now: metav1.Now()}
 	data, digest, err := desiredstate.Encode(objs)
 	if err != nil {
-		return sent, err
-	}
-	if rp.objectsOnly {
-		for _, o := range objs {
-			if err := do(as.Apply(ctx, client.ApplyConfigurationFromUnstructured(o.DeepCopy()), client.FieldOwner(syncv1.FieldManagerSync), client.DryRunAll)); err != nil {
-				return sent, err
-			}
-		}
-		for _, o := range objs {
-			if err := do(as.Apply(ctx, client.ApplyConfigurationFromUnstructured(o.DeepCopy()), client.FieldOwner(syncv1.FieldManagerSync))); err != nil {
-				return sent, err
-			}
-		}
-		return sent, nil
+		return out, err
 	}
 	revName := desiredstate.RevisionName(name, digest)
-	commit := strings.Repeat("5", 40)
-	now := metav1.Now()
-
-	// The user creates the Application.
-	app := &syncv1.Application{
-		ObjectMeta: metav1.ObjectMeta{Namespace: rp.namespace, Name: name},
+	out.app = &syncv1.Application{
+		ObjectMeta: metav1.ObjectMeta{Namespace: namespace, Name: name},
 		Spec: syncv1.ApplicationSpec{
 			Source:             syncv1.ApplicationSource{RepositoryRef: syncv1.LocalObjectReference{Name: "bench"}, Path: "apps/" + name},
 			ServiceAccountName: "deployer",
 			Sync:               syncv1.SyncPolicy{Automatic: true},
 		},
 	}
-	if err := do(c.Create(ctx, app)); err != nil {
-		return sent, err
+	if err := r.do(c.Create(ctx, out.app)); err != nil {
+		return out, err
 	}
-
-	// The source-controller renders it.
-	rev := &syncv1.Revision{
+	out.rev = &syncv1.Revision{
 		ObjectMeta: metav1.ObjectMeta{
-			Namespace: rp.namespace, Name: revName, Labels: map[string]string{syncv1.ApplicationLabel: name},
+			Namespace: namespace, Name: revName, Labels: map[string]string{syncv1.ApplicationLabel: name},
 			OwnerReferences: []metav1.OwnerReference{{
-				APIVersion: syncv1.GroupVersion.String(), Kind: "Application", Name: name, UID: app.UID,
+				APIVersion: syncv1.GroupVersion.String(), Kind: "Application", Name: name, UID: out.app.UID,
 				Controller: ptr.To(true), BlockOwnerDeletion: ptr.To(true),
 			}},
 		},
@@ -165,60 +203,63 @@ func (rp replay) app(ctx context.Context, c, as client.Client, kube kubernetes.I
 			DesiredState:    syncv1.DesiredStateRef{SecretName: revName, Digest: digest, Objects: int32(len(objs))},
 		},
 	}
-	if err := do(c.Create(ctx, rev)); err != nil {
-		return sent, err
+	if err := r.do(c.Create(ctx, out.rev)); err != nil {
+		return out, err
 	}
-	if err := do(c.Create(ctx, &corev1.Secret{
+	if err := r.do(c.Create(ctx, &corev1.Secret{
 		ObjectMeta: metav1.ObjectMeta{
-			Namespace: rp.namespace, Name: revName, Labels: map[string]string{syncv1.ApplicationLabel: name},
+			Namespace: namespace, Name: revName, Labels: map[string]string{syncv1.ApplicationLabel: name},
 			OwnerReferences: []metav1.OwnerReference{{
-				APIVersion: syncv1.GroupVersion.String(), Kind: "Revision", Name: revName, UID: rev.UID,
+				APIVersion: syncv1.GroupVersion.String(), Kind: "Revision", Name: revName, UID: out.rev.UID,
 				Controller: ptr.To(true), BlockOwnerDeletion: ptr.To(true),
 			}},
 		},
 		Type: syncv1.DesiredStateSecretType,
 		Data: map[string][]byte{desiredstate.DataKey: data},
 	})); err != nil {
-		return sent, err
+		return out, err
 	}
-	rendered := condition(syncv1.ConditionRendered, "True", syncv1.ReasonSucceeded, "rendered from commit "+commit, now)
-	if err := do(ssa.ApplyStatus(ctx, c, rev, syncv1.FieldManagerSource, map[string]any{
-		"source":     map[string]any{"commit": commit, "renderedAt": now},
-		"conditions": []any{rendered},
+	done := condition(syncv1.ConditionRendered, "True", syncv1.ReasonSucceeded, "rendered from commit "+out.commit, out.now)
+	if err := r.do(ssa.ApplyStatus(ctx, c, out.rev, syncv1.FieldManagerSource, map[string]any{
+		"source":     map[string]any{"commit": out.commit, "renderedAt": out.now},
+		"conditions": []any{done},
 	})); err != nil {
-		return sent, err
+		return out, err
 	}
-	if err := do(ssa.ApplyStatus(ctx, c, app, syncv1.FieldManagerSource, map[string]any{
-		"desiredRevision": revName, "sourceCommit": commit,
+	if err := r.do(ssa.ApplyStatus(ctx, c, out.app, syncv1.FieldManagerSource, map[string]any{
+		"desiredRevision": revName, "sourceCommit": out.commit,
 		"conditions": []any{condition(syncv1.ConditionRendered, "True", syncv1.ReasonSucceeded,
-			fmt.Sprintf("rendered 4 objects from commit %s as Revision %s", commit[:12], revName), now)},
+			fmt.Sprintf("rendered 4 objects from commit %s as Revision %s", out.commit[:12], revName), out.now)},
 	})); err != nil {
-		return sent, err
+		return out, err
 	}
-	if err := do(event(ctx, kube, app, syncv1.ReasonSucceeded, "Render", "rendered Revision "+revName)); err != nil {
-		return sent, err
-	}
+	return out, r.do(event(ctx, kube, out.app, syncv1.ReasonSucceeded, "Render", "rendered Revision "+revName))
+}
 
-	// The sync-controller plans it: reads the desired state, dry-runs.
-	if err := do(c.Get(ctx, client.ObjectKey{Namespace: rp.namespace, Name: revName}, &corev1.Secret{})); err != nil {
-		return sent, err
+// rollout sends what the sync-controller sends to roll out a rendered
+// Revision: the Secret's read, the plan's dry-runs, the write-ahead
+// checkpoint of both statuses unless lean, the applies, the Deployment's
+// read, the outcome's status writes and the Events.
+func (r *requests) rollout(ctx context.Context, c, as client.Client, kube kubernetes.Interface, rd rendered, objs []*unstructured.Unstructured, lean bool) error {
+	namespace, name, revName, now := rd.app.Namespace, rd.app.Name, rd.rev.Name, rd.now
+	if err := r.do(c.Get(ctx, client.ObjectKey{Namespace: namespace, Name: revName}, &corev1.Secret{})); err != nil {
+		return err
 	}
-	var entries []any
-	var inventory []any
-	for _, o := range objs {
-		dry := o.DeepCopy()
-		if err := do(as.Apply(ctx, client.ApplyConfigurationFromUnstructured(dry), client.FieldOwner(syncv1.FieldManagerSync), client.DryRunAll)); err != nil {
-			return sent, err
-		}
+	dryRuns, err := r.applyAll(ctx, as, objs, client.DryRunAll)
+	if err != nil {
+		return err
+	}
+	var entries, inventory []any
+	for _, dry := range dryRuns {
 		entries = append(entries, map[string]any{
-			"action": "create", "kind": o.GetKind(), "name": o.GetName(), "namespace": o.GetNamespace(),
+			"action": "create", "kind": dry.GetKind(), "name": dry.GetName(), "namespace": dry.GetNamespace(),
 			"version": "v1", "diff": createDiff(dry),
 		})
 		group := ""
-		if o.GetKind() == "Deployment" {
+		if dry.GetKind() == "Deployment" {
 			group = "apps"
 		}
-		inventory = append(inventory, fmt.Sprintf("%s_%s_%s_%s_v1", o.GetNamespace(), o.GetName(), group, o.GetKind()))
+		inventory = append(inventory, fmt.Sprintf("%s_%s_%s_%s_v1", dry.GetNamespace(), dry.GetName(), group, dry.GetKind()))
 	}
 	planDigest := "sha256:" + strings.Repeat("0", 64)
 	planned := condition(syncv1.ConditionPlanned, "True", syncv1.ReasonSucceeded, "plan "+planDigest+": 4 to create, 0 to update, 0 to delete, 0 unchanged", now)
@@ -234,12 +275,10 @@ func (rp replay) app(ctx context.Context, c, as client.Client, kube kubernetes.I
 			"conditions": append([]any{planned}, conds...),
 		}
 	}
-	history := func(result string) []any {
-		return []any{map[string]any{"revision": revName, "planDigest": planDigest, "result": result, "sourceCommit": commit, "startedAt": now}}
-	}
 	appStatus := func(phase, health, sync, message string, deployed string) map[string]any {
 		s := map[string]any{
-			"observedGeneration": 1, "phase": phase, "health": health, "sync": sync, "history": history(phase),
+			"observedGeneration": 1, "phase": phase, "health": health, "sync": sync,
+			"history": []any{map[string]any{"revision": revName, "planDigest": planDigest, "result": phase, "sourceCommit": rd.commit, "startedAt": now}},
 			"conditions": []any{
 				condition(syncv1.ConditionReady, "False", syncv1.ReasonProgressing, message, now),
 				condition(syncv1.ConditionSynced, "False", syncv1.ReasonProgressing, message, now),
@@ -252,38 +291,34 @@ func (rp replay) app(ctx context.Context, c, as client.Client, kube kubernetes.I
 		return s
 	}
 
-	// It records the attempt and the wave Applying before applying.
-	if !rp.lean {
-		if err := do(ssa.ApplyStatus(ctx, c, rev, syncv1.FieldManagerSync, revStatus("Applying", "Progressing",
+	if !lean {
+		if err := r.do(ssa.ApplyStatus(ctx, c, rd.rev, syncv1.FieldManagerSync, revStatus("Applying", "Progressing",
 			condition(syncv1.ConditionRolloutComplete, "False", syncv1.ReasonProgressing, "attempt 1: applying wave 0 (4 object(s)), then waiting for it to be Healthy", now)))); err != nil {
-			return sent, err
+			return err
 		}
-		if err := do(ssa.ApplyStatus(ctx, c, app, syncv1.FieldManagerSync, appStatus("Applying", "Progressing", "OutOfSync", "rolling out Revision "+revName, ""))); err != nil {
-			return sent, err
+		if err := r.do(ssa.ApplyStatus(ctx, c, rd.app, syncv1.FieldManagerSync, appStatus("Applying", "Progressing", "OutOfSync", "rolling out Revision "+revName, ""))); err != nil {
+			return err
 		}
 	}
-	if err := do(event(ctx, kube, app, syncv1.ReasonProgressing, "Rollout", "rolling out Revision "+revName)); err != nil {
-		return sent, err
+	if err := r.do(event(ctx, kube, rd.app, syncv1.ReasonProgressing, "Rollout", "rolling out Revision "+revName)); err != nil {
+		return err
 	}
-	for _, o := range objs {
-		if err := do(as.Apply(ctx, client.ApplyConfigurationFromUnstructured(o.DeepCopy()), client.FieldOwner(syncv1.FieldManagerSync))); err != nil {
-			return sent, err
-		}
+	if _, err := r.applyAll(ctx, as, objs); err != nil {
+		return err
 	}
 
-	// It assesses health and records the outcome.
-	if err := do(as.Get(ctx, client.ObjectKey{Namespace: rp.namespace, Name: name}, &unstructured.Unstructured{Object: map[string]any{"apiVersion": "apps/v1", "kind": "Deployment"}})); err != nil {
-		return sent, err
+	if err := r.do(as.Get(ctx, client.ObjectKey{Namespace: namespace, Name: name}, &unstructured.Unstructured{Object: map[string]any{"apiVersion": "apps/v1", "kind": "Deployment"}})); err != nil {
+		return err
 	}
-	if err := do(ssa.ApplyStatus(ctx, c, rev, syncv1.FieldManagerSync, revStatus("Healthy", "Healthy",
+	if err := r.do(ssa.ApplyStatus(ctx, c, rd.rev, syncv1.FieldManagerSync, revStatus("Healthy", "Healthy",
 		condition(syncv1.ConditionRolloutComplete, "True", syncv1.ReasonSucceeded, "attempt 1: every group is Healthy", now),
 		condition(syncv1.ConditionHealthy, "True", syncv1.ReasonSucceeded, "every applied object is Healthy", now)))); err != nil {
-		return sent, err
+		return err
 	}
-	if err := do(ssa.ApplyStatus(ctx, c, app, syncv1.FieldManagerSync, appStatus("Healthy", "Healthy", "Synced", "Revision "+revName+" is deployed and Healthy", revName))); err != nil {
-		return sent, err
+	if err := r.do(ssa.ApplyStatus(ctx, c, rd.app, syncv1.FieldManagerSync, appStatus("Healthy", "Healthy", "Synced", "Revision "+revName+" is deployed and Healthy", revName))); err != nil {
+		return err
 	}
-	return sent, do(event(ctx, kube, app, syncv1.ReasonSucceeded, "AssessHealth", "Revision "+revName+" is Healthy"))
+	return r.do(event(ctx, kube, rd.app, syncv1.ReasonSucceeded, "AssessHealth", "Revision "+revName+" is Healthy"))
 }
 
 func condition(typ, status, reason, message string, at metav1.Time) map[string]any {
