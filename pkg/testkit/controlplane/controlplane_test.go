@@ -2,8 +2,8 @@ package controlplane_test
 
 import (
 	"context"
+	"flag"
 	"os"
-	"sync"
 	"testing"
 	"time"
 
@@ -17,41 +17,30 @@ import (
 	"github.com/kuvryn/kuvryn-sync/pkg/testkit/controlplane"
 )
 
-// shared is the control plane the tests share, started by the first test
-// that asks for it: a fuzz worker, which runs only FuzzToLoopback, starts
-// none, where starting one in every worker kept a fuzz run from starting.
-var shared struct {
-	once sync.Once
-	cp   *controlplane.ControlPlane
-	err  error
-}
-
-// controlPlane starts the shared control plane if no test has yet.
-func controlPlane(t *testing.T) *controlplane.ControlPlane {
-	t.Helper()
-	shared.once.Do(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
-		defer cancel()
-		shared.cp, shared.err = controlplane.Start(ctx, controlplane.Options{Full: true, CRDDir: "-"})
-	})
-	if shared.err != nil {
-		t.Fatalf("starting control plane: %v", shared.err)
-	}
-	return shared.cp
-}
+var cp *controlplane.ControlPlane
 
 func TestMain(m *testing.M) {
+	flag.Parse()
+	// FuzzToLoopback, the package's fuzz target, needs no cluster.
+	if controlplane.FuzzWorker() {
+		os.Exit(m.Run())
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	var err error
+	cp, err = controlplane.Start(ctx, controlplane.Options{Full: true, CRDDir: "-"})
+	cancel()
+	if err != nil {
+		println("starting control plane:", err.Error())
+		os.Exit(1)
+	}
 	code := m.Run()
-	if shared.cp != nil {
-		if err := shared.cp.Stop(); err != nil {
-			println("stopping control plane:", err.Error())
-		}
+	if err := cp.Stop(); err != nil {
+		println("stopping control plane:", err.Error())
 	}
 	os.Exit(code)
 }
 
 func TestControlPlane_DeploymentBecomesAvailable(t *testing.T) {
-	cp := controlPlane(t)
 	ctx := t.Context()
 	cs := kubernetes.NewForConfigOrDie(cp.Config)
 	ns := createNamespace(t, cs, "deploy")
@@ -86,7 +75,6 @@ func TestControlPlane_DeploymentBecomesAvailable(t *testing.T) {
 }
 
 func TestControlPlane_JobCompletes(t *testing.T) {
-	cp := controlPlane(t)
 	ctx := t.Context()
 	cs := kubernetes.NewForConfigOrDie(cp.Config)
 	ns := createNamespace(t, cs, "job")
@@ -119,7 +107,6 @@ func TestControlPlane_JobCompletes(t *testing.T) {
 }
 
 func TestControlPlane_NewUserIsBoundByRBAC(t *testing.T) {
-	cp := controlPlane(t)
 	ctx := t.Context()
 	cfg, err := cp.AddUser("alice")
 	if err != nil {

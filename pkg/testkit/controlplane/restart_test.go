@@ -16,7 +16,6 @@ import (
 // objects written before, that users added before still authenticate, and
 // that the other components still work.
 func TestControlPlane_APIServerRestartKeepsAddressDataAndUsers(t *testing.T) {
-	cp := controlPlane(t)
 	ctx := t.Context()
 	cs := kubernetes.NewForConfigOrDie(cp.Config)
 	ns := createNamespace(t, cs, "restart")
