@@ -29,19 +29,25 @@ import (
 // is the API server's share of the design, with no controller waiting on
 // anything: what the create phase could take if the services cost nothing.
 // lean leaves out the write-ahead checkpoint of both statuses, to show what
-// one status write per object per rollout would save; objectsOnly sends
-// only the dry-runs and applies of the objects, the floor of a plan that
-// dry-runs every object.
+// one status write per object per rollout would save. fewest sends only
+// what DESIGN.md and the guide cannot do without: the write-ahead
+// checkpoint of the Revision alone (a rollout resumes from it, and prune
+// knows from it what may exist), one lifecycle Event per rollout, and no
+// read of the Deployment (health could come from a watch). objectsOnly
+// sends only the dry-runs and applies of the objects, the floor of a plan
+// that dry-runs every object.
 type replay struct {
 	name        string
 	namespace   string
 	lean        bool
+	fewest      bool
 	objectsOnly bool
 }
 
 var replays = []replay{
 	{name: "the design's requests, replayed", namespace: "replay"},
 	{name: "the same without the write-ahead checkpoint", namespace: "replay-lean", lean: true},
+	{name: "the fewest the design allows", namespace: "replay-fewest", fewest: true},
 	{name: "only the dry-runs and applies", namespace: "replay-objects", objectsOnly: true},
 }
 
@@ -113,11 +119,11 @@ func (rp replay) app(ctx context.Context, c, as client.Client, kube kubernetes.I
 		_, err := sent.applyAll(ctx, as, objs)
 		return int(sent), err
 	}
-	r, err := sent.render(ctx, c, kube, rp.namespace, appName(i), objs)
+	r, err := sent.render(ctx, c, kube, rp, appName(i), objs)
 	if err != nil {
 		return int(sent), err
 	}
-	return int(sent), sent.rollout(ctx, c, as, kube, r, objs, rp.lean)
+	return int(sent), sent.rollout(ctx, c, as, kube, rp, r, objs)
 }
 
 // objects are app i's objects in the replay's namespace, annotated as the
@@ -171,8 +177,9 @@ type rendered struct {
 
 // render sends what the user and the source-controller send for one
 // Application: its create, its Revision's and desired-state Secret's, the
-// render's status writes and its Event.
-func (r *requests) render(ctx context.Context, c client.Client, kube kubernetes.Interface, namespace, name string, objs []*unstructured.Unstructured) (rendered, error) {
+// render's status writes and, unless rp.fewest, its Event.
+func (r *requests) render(ctx context.Context, c client.Client, kube kubernetes.Interface, rp replay, name string, objs []*unstructured.Unstructured) (rendered, error) {
+	namespace := rp.namespace
 	out := rendered{commit: strings.Repeat("5", 40), now: metav1.Now()}
 	data, digest, err := desiredstate.Encode(objs)
 	if err != nil {
@@ -233,14 +240,18 @@ func (r *requests) render(ctx context.Context, c client.Client, kube kubernetes.
 	})); err != nil {
 		return out, err
 	}
+	if rp.fewest {
+		return out, nil
+	}
 	return out, r.do(event(ctx, kube, out.app, syncv1.ReasonSucceeded, "Render", "rendered Revision "+revName))
 }
 
 // rollout sends what the sync-controller sends to roll out a rendered
 // Revision: the Secret's read, the plan's dry-runs, the write-ahead
-// checkpoint of both statuses unless lean, the applies, the Deployment's
-// read, the outcome's status writes and the Events.
-func (r *requests) rollout(ctx context.Context, c, as client.Client, kube kubernetes.Interface, rd rendered, objs []*unstructured.Unstructured, lean bool) error {
+// checkpoint (of both statuses, of the Revision's alone if rp.fewest, none
+// if rp.lean), the applies, the Deployment's read, the outcome's status
+// writes and the Events (the outcome's alone if rp.fewest).
+func (r *requests) rollout(ctx context.Context, c, as client.Client, kube kubernetes.Interface, rp replay, rd rendered, objs []*unstructured.Unstructured) error {
 	namespace, name, revName, now := rd.app.Namespace, rd.app.Name, rd.rev.Name, rd.now
 	if err := r.do(c.Get(ctx, client.ObjectKey{Namespace: namespace, Name: revName}, &corev1.Secret{})); err != nil {
 		return err
@@ -291,24 +302,30 @@ func (r *requests) rollout(ctx context.Context, c, as client.Client, kube kubern
 		return s
 	}
 
-	if !lean {
+	if !rp.lean {
 		if err := r.do(ssa.ApplyStatus(ctx, c, rd.rev, syncv1.FieldManagerSync, revStatus("Applying", "Progressing",
 			condition(syncv1.ConditionRolloutComplete, "False", syncv1.ReasonProgressing, "attempt 1: applying wave 0 (4 object(s)), then waiting for it to be Healthy", now)))); err != nil {
 			return err
 		}
+	}
+	if !rp.lean && !rp.fewest {
 		if err := r.do(ssa.ApplyStatus(ctx, c, rd.app, syncv1.FieldManagerSync, appStatus("Applying", "Progressing", "OutOfSync", "rolling out Revision "+revName, ""))); err != nil {
 			return err
 		}
 	}
-	if err := r.do(event(ctx, kube, rd.app, syncv1.ReasonProgressing, "Rollout", "rolling out Revision "+revName)); err != nil {
-		return err
+	if !rp.fewest {
+		if err := r.do(event(ctx, kube, rd.app, syncv1.ReasonProgressing, "Rollout", "rolling out Revision "+revName)); err != nil {
+			return err
+		}
 	}
 	if _, err := r.applyAll(ctx, as, objs); err != nil {
 		return err
 	}
 
-	if err := r.do(as.Get(ctx, client.ObjectKey{Namespace: namespace, Name: name}, &unstructured.Unstructured{Object: map[string]any{"apiVersion": "apps/v1", "kind": "Deployment"}})); err != nil {
-		return err
+	if !rp.fewest {
+		if err := r.do(as.Get(ctx, client.ObjectKey{Namespace: namespace, Name: name}, &unstructured.Unstructured{Object: map[string]any{"apiVersion": "apps/v1", "kind": "Deployment"}})); err != nil {
+			return err
+		}
 	}
 	if err := r.do(ssa.ApplyStatus(ctx, c, rd.rev, syncv1.FieldManagerSync, revStatus("Healthy", "Healthy",
 		condition(syncv1.ConditionRolloutComplete, "True", syncv1.ReasonSucceeded, "attempt 1: every group is Healthy", now),
