@@ -243,7 +243,7 @@ func (r *requests) render(ctx context.Context, c client.Client, kube kubernetes.
 	if rp.fewest {
 		return out, nil
 	}
-	return out, r.do(event(ctx, kube, out.app, syncv1.ReasonSucceeded, "Render", "rendered Revision "+revName))
+	return out, r.do(event(ctx, kube, syncv1.FieldManagerSource, out.app, syncv1.ReasonSucceeded, "Render", "rendered Revision "+revName))
 }
 
 // rollout sends what the sync-controller sends to roll out a rendered
@@ -314,7 +314,7 @@ func (r *requests) rollout(ctx context.Context, c, as client.Client, kube kubern
 		}
 	}
 	if !rp.fewest {
-		if err := r.do(event(ctx, kube, rd.app, syncv1.ReasonProgressing, "Rollout", "rolling out Revision "+revName)); err != nil {
+		if err := r.do(event(ctx, kube, syncv1.FieldManagerSync, rd.app, syncv1.ReasonProgressing, "Rollout", "rolling out Revision "+revName)); err != nil {
 			return err
 		}
 	}
@@ -335,7 +335,7 @@ func (r *requests) rollout(ctx context.Context, c, as client.Client, kube kubern
 	if err := r.do(ssa.ApplyStatus(ctx, c, rd.app, syncv1.FieldManagerSync, appStatus("Healthy", "Healthy", "Synced", "Revision "+revName+" is deployed and Healthy", revName))); err != nil {
 		return err
 	}
-	return r.do(event(ctx, kube, rd.app, syncv1.ReasonSucceeded, "AssessHealth", "Revision "+revName+" is Healthy"))
+	return r.do(event(ctx, kube, syncv1.FieldManagerSync, rd.app, syncv1.ReasonSucceeded, "AssessHealth", "Revision "+revName+" is Healthy"))
 }
 
 func condition(typ, status, reason, message string, at metav1.Time) map[string]any {
@@ -363,12 +363,14 @@ func createDiff(dry *unstructured.Unstructured) string {
 	return b.String()
 }
 
-func event(ctx context.Context, kube kubernetes.Interface, app *syncv1.Application, reason, action, note string) error {
+// event records a lifecycle Event of app reported by controller, the name
+// of the service that emits it.
+func event(ctx context.Context, kube kubernetes.Interface, controller string, app *syncv1.Application, reason, action, note string) error {
 	_, err := kube.EventsV1().Events(app.Namespace).Create(ctx, &eventsv1.Event{
 		ObjectMeta:          metav1.ObjectMeta{Name: fmt.Sprintf("%s.%x", app.Name, time.Now().UnixNano())},
 		EventTime:           metav1.NowMicro(),
-		ReportingController: syncv1.FieldManagerSync,
-		ReportingInstance:   syncv1.FieldManagerSync + "-bench",
+		ReportingController: controller,
+		ReportingInstance:   controller + "-bench",
 		Action:              action,
 		Reason:              reason,
 		Type:                corev1.EventTypeNormal,
