@@ -28,26 +28,33 @@ import (
 // the reads of the Secret and the Deployment, and the lifecycle Events. It
 // is the API server's share of the design, with no controller waiting on
 // anything: what the create phase could take if the services cost nothing.
-// lean leaves out the write-ahead checkpoint of both statuses, to show what
-// one status write per object per rollout would save. fewest sends only
-// what DESIGN.md and the guide cannot do without: the write-ahead
-// checkpoint of the Revision alone (a rollout resumes from it, and prune
-// knows from it what may exist), one lifecycle Event per rollout, and no
-// read of the Deployment (health could come from a watch). objectsOnly
-// sends only the dry-runs and applies of the objects, the floor of a plan
-// that dry-runs every object.
+// Each replay lists which of the optional requests it sends.
 type replay struct {
-	name        string
-	namespace   string
-	lean        bool
-	fewest      bool
+	name      string
+	namespace string
+	// revisionCheckpoint and applicationCheckpoint are the write-ahead
+	// writes of each status before the applies.
+	revisionCheckpoint, applicationCheckpoint bool
+	// everyEvent sends the Render and Rollout Events as well as the
+	// outcome's; healthRead reads the Deployment before the outcome.
+	everyEvent, healthRead bool
+	// objectsOnly sends only the dry-runs and applies of the objects.
 	objectsOnly bool
 }
 
 var replays = []replay{
-	{name: "the design's requests, replayed", namespace: "replay"},
-	{name: "the same without the write-ahead checkpoint", namespace: "replay-lean", lean: true},
-	{name: "the fewest the design allows", namespace: "replay-fewest", fewest: true},
+	{name: "the design's requests, replayed", namespace: "replay",
+		revisionCheckpoint: true, applicationCheckpoint: true, everyEvent: true, healthRead: true},
+	// What leaving out the write-ahead checkpoint would save.
+	{name: "the same without the write-ahead checkpoint", namespace: "replay-lean",
+		everyEvent: true, healthRead: true},
+	// Only what DESIGN.md and the guide cannot do without: a rollout
+	// resumes from the Revision's checkpoint, and prune knows from it what
+	// may exist; one lifecycle Event per rollout; health could come from a
+	// watch.
+	{name: "the fewest the design allows", namespace: "replay-fewest",
+		revisionCheckpoint: true},
+	// The floor of a plan that dry-runs every object.
 	{name: "only the dry-runs and applies", namespace: "replay-objects", objectsOnly: true},
 }
 
@@ -177,7 +184,7 @@ type rendered struct {
 
 // render sends what the user and the source-controller send for one
 // Application: its create, its Revision's and desired-state Secret's, the
-// render's status writes and, unless rp.fewest, its Event.
+// render's status writes and, if rp.everyEvent, its Event.
 func (r *requests) render(ctx context.Context, c client.Client, kube kubernetes.Interface, rp replay, name string, objs []*unstructured.Unstructured) (rendered, error) {
 	namespace := rp.namespace
 	out := rendered{commit: strings.Repeat("5", 40), now: metav1.Now()}
@@ -240,7 +247,7 @@ func (r *requests) render(ctx context.Context, c client.Client, kube kubernetes.
 	})); err != nil {
 		return out, err
 	}
-	if rp.fewest {
+	if !rp.everyEvent {
 		return out, nil
 	}
 	return out, r.do(event(ctx, kube, syncv1.FieldManagerSource, out.app, syncv1.ReasonSucceeded, "Render", "rendered Revision "+revName))
@@ -248,9 +255,9 @@ func (r *requests) render(ctx context.Context, c client.Client, kube kubernetes.
 
 // rollout sends what the sync-controller sends to roll out a rendered
 // Revision: the Secret's read, the plan's dry-runs, the write-ahead
-// checkpoint (of both statuses, of the Revision's alone if rp.fewest, none
-// if rp.lean), the applies, the Deployment's read, the outcome's status
-// writes and the Events (the outcome's alone if rp.fewest).
+// checkpoint of the statuses rp names, the applies, the Deployment's read
+// if rp.healthRead, the outcome's status writes and the Events (the
+// outcome's alone unless rp.everyEvent).
 func (r *requests) rollout(ctx context.Context, c, as client.Client, kube kubernetes.Interface, rp replay, rd rendered, objs []*unstructured.Unstructured) error {
 	namespace, name, revName, now := rd.app.Namespace, rd.app.Name, rd.rev.Name, rd.now
 	if err := r.do(c.Get(ctx, client.ObjectKey{Namespace: namespace, Name: revName}, &corev1.Secret{})); err != nil {
@@ -302,18 +309,18 @@ func (r *requests) rollout(ctx context.Context, c, as client.Client, kube kubern
 		return s
 	}
 
-	if !rp.lean {
+	if rp.revisionCheckpoint {
 		if err := r.do(ssa.ApplyStatus(ctx, c, rd.rev, syncv1.FieldManagerSync, revStatus("Applying", "Progressing",
 			condition(syncv1.ConditionRolloutComplete, "False", syncv1.ReasonProgressing, "attempt 1: applying wave 0 (4 object(s)), then waiting for it to be Healthy", now)))); err != nil {
 			return err
 		}
 	}
-	if !rp.lean && !rp.fewest {
+	if rp.applicationCheckpoint {
 		if err := r.do(ssa.ApplyStatus(ctx, c, rd.app, syncv1.FieldManagerSync, appStatus("Applying", "Progressing", "OutOfSync", "rolling out Revision "+revName, ""))); err != nil {
 			return err
 		}
 	}
-	if !rp.fewest {
+	if rp.everyEvent {
 		if err := r.do(event(ctx, kube, syncv1.FieldManagerSync, rd.app, syncv1.ReasonProgressing, "Rollout", "rolling out Revision "+revName)); err != nil {
 			return err
 		}
@@ -322,7 +329,7 @@ func (r *requests) rollout(ctx context.Context, c, as client.Client, kube kubern
 		return err
 	}
 
-	if !rp.fewest {
+	if rp.healthRead {
 		if err := r.do(as.Get(ctx, client.ObjectKey{Namespace: namespace, Name: name}, &unstructured.Unstructured{Object: map[string]any{"apiVersion": "apps/v1", "kind": "Deployment"}})); err != nil {
 			return err
 		}
