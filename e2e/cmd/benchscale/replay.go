@@ -273,11 +273,10 @@ func (r *requests) rollout(ctx context.Context, c, as client.Client, kube kubern
 			"action": "create", "kind": dry.GetKind(), "name": dry.GetName(), "namespace": dry.GetNamespace(),
 			"version": "v1", "diff": createDiff(dry),
 		})
-		group := ""
-		if dry.GetKind() == "Deployment" {
-			group = "apps"
-		}
-		inventory = append(inventory, fmt.Sprintf("%s_%s_%s_%s_v1", dry.GetNamespace(), dry.GetName(), group, dry.GetKind()))
+		gvk := dry.GroupVersionKind()
+		inventory = append(inventory, syncv1.InventoryEntry(syncv1.ObjectRef{
+			Namespace: dry.GetNamespace(), Name: dry.GetName(), Group: gvk.Group, Kind: gvk.Kind, Version: gvk.Version,
+		}))
 	}
 	planDigest := "sha256:" + strings.Repeat("0", 64)
 	planned := condition(syncv1.ConditionPlanned, "True", syncv1.ReasonSucceeded, "plan "+planDigest+": 4 to create, 0 to update, 0 to delete, 0 unchanged", now)
