@@ -11,7 +11,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/client-go/kubernetes"
-	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/yaml"
 
@@ -207,10 +206,7 @@ func (r *requests) render(ctx context.Context, c client.Client, kube kubernetes.
 	out.rev = &syncv1.Revision{
 		ObjectMeta: metav1.ObjectMeta{
 			Namespace: namespace, Name: revName, Labels: map[string]string{syncv1.ApplicationLabel: name},
-			OwnerReferences: []metav1.OwnerReference{{
-				APIVersion: syncv1.GroupVersion.String(), Kind: "Application", Name: name, UID: out.app.UID,
-				Controller: ptr.To(true), BlockOwnerDeletion: ptr.To(true),
-			}},
+			OwnerReferences: []metav1.OwnerReference{*metav1.NewControllerRef(out.app, syncv1.GroupVersion.WithKind("Application"))},
 		},
 		Spec: syncv1.RevisionSpec{
 			ApplicationName: name,
@@ -223,10 +219,7 @@ func (r *requests) render(ctx context.Context, c client.Client, kube kubernetes.
 	if err := r.do(c.Create(ctx, &corev1.Secret{
 		ObjectMeta: metav1.ObjectMeta{
 			Namespace: namespace, Name: revName, Labels: map[string]string{syncv1.ApplicationLabel: name},
-			OwnerReferences: []metav1.OwnerReference{{
-				APIVersion: syncv1.GroupVersion.String(), Kind: "Revision", Name: revName, UID: out.rev.UID,
-				Controller: ptr.To(true), BlockOwnerDeletion: ptr.To(true),
-			}},
+			OwnerReferences: []metav1.OwnerReference{*metav1.NewControllerRef(out.rev, syncv1.GroupVersion.WithKind("Revision"))},
 		},
 		Type: syncv1.DesiredStateSecretType,
 		Data: map[string][]byte{desiredstate.DataKey: data},
