@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -64,52 +63,6 @@ func (ro *rollout) respectIgnored(ctx context.Context, obj, live *unstructured.U
 		}
 	}
 	return ignore.Respect(obj, live, ptrs), ptrs, nil
-}
-
-// getLive reads obj's live state as the client's user; nil when it does not exist.
-func getLive(ctx context.Context, c client.Client, obj *unstructured.Unstructured) (*unstructured.Unstructured, error) {
-	live := &unstructured.Unstructured{}
-	live.SetGroupVersionKind(obj.GroupVersionKind())
-	err := c.Get(ctx, client.ObjectKeyFromObject(obj), live)
-	switch {
-	case err == nil:
-		return live, nil
-	case apierrors.IsNotFound(err):
-		return nil, nil
-	default:
-		return nil, failureOf(obj, "read", err, syncv1.ReasonApplyFailed)
-	}
-}
-
-// observe records live as the state of its object in this reconcile.
-func (ro *rollout) observe(live *unstructured.Unstructured) {
-	if ro.observed == nil {
-		ro.observed = map[objectID]*unstructured.Unstructured{}
-	}
-	ro.observed[idOf(live)] = live
-}
-
-// noop records live as an object the plan found unchanged (rollout.noops).
-func (ro *rollout) noop(live *unstructured.Unstructured) {
-	if ro.noops == nil {
-		ro.noops = map[objectID]*unstructured.Unstructured{}
-	}
-	ro.noops[idOf(live)] = live
-}
-
-// current is obj's live state as applied or read earlier in this reconcile,
-// else as read now; nil when it does not exist. A reconcile spans at most
-// one pass over the groups, so what it saw is current enough to judge
-// health; the next reconcile reads afresh.
-func (ro *rollout) current(ctx context.Context, obj *unstructured.Unstructured) (*unstructured.Unstructured, error) {
-	if live, ok := ro.observed[idOf(obj)]; ok {
-		return live, nil
-	}
-	live, err := getLive(ctx, ro.client, obj)
-	if err == nil && live != nil {
-		ro.observe(live)
-	}
-	return live, err
 }
 
 // managedBySync reports whether Kuvryn Sync has applied fields of obj, which

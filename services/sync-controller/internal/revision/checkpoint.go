@@ -25,7 +25,7 @@ func (r *Reconciler) record(ctx context.Context, ro *rollout) error {
 			if err := ssa.ApplyStatus(ctx, r.Client, ro.rev, syncv1.FieldManagerSync, owned); err != nil {
 				return fmt.Errorf("recording status of Revision %s/%s: %w", ro.rev.Namespace, ro.rev.Name, err)
 			}
-			r.reads.wrote(ro.rev)
+			r.wrote(ro.rev)
 			ro.writtenRev = owned
 		}
 	}
@@ -33,7 +33,7 @@ func (r *Reconciler) record(ctx context.Context, ro *rollout) error {
 		if err := ssa.ApplyStatus(ctx, r.Client, ro.app, syncv1.FieldManagerSync, owned); err != nil {
 			return fmt.Errorf("recording status of Application %s/%s: %w", ro.app.Namespace, ro.app.Name, err)
 		}
-		r.reads.wrote(ro.app)
+		r.wrote(ro.app)
 		ro.writtenApp = owned
 	}
 	r.emit(ro)
@@ -54,7 +54,7 @@ func (r *Reconciler) record(ctx context.Context, ro *rollout) error {
 //     running.
 //
 // A wave recorded Applying is applied again by a controller that does not
-// remember applying it (applied_waves.go), which Server-Side Apply of
+// remember applying it (memory.AppliedWaves), which Server-Side Apply of
 // unchanged objects makes a no-op; recording it Applying in the
 // inventory's write instead of after the apply saves one of the most
 // frequent requests of a large rollout.

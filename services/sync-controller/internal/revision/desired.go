@@ -2,7 +2,6 @@ package revision
 
 import (
 	"context"
-	"errors"
 	"fmt"
 
 	corev1 "k8s.io/api/core/v1"
@@ -15,36 +14,8 @@ import (
 	syncv1 "github.com/kuvryn/kuvryn-sync/apis/v1alpha1"
 	"github.com/kuvryn/kuvryn-sync/pkg/desiredstate"
 	"github.com/kuvryn/kuvryn-sync/services/sync-controller/internal/desired"
+	"github.com/kuvryn/kuvryn-sync/services/sync-controller/internal/memory"
 )
-
-// objectID identifies an object in the cluster.
-type objectID = desiredstate.ObjectID
-
-func idOf(obj *unstructured.Unstructured) objectID { return desiredstate.IDOf(obj) }
-
-func idOfRef(ref syncv1.ObjectRef) objectID {
-	return objectID{Group: ref.Group, Kind: ref.Kind, Namespace: ref.Namespace, Name: ref.Name}
-}
-
-// inventoryEntry is obj in the Inventory's compact form.
-func inventoryEntry(obj *unstructured.Unstructured) string {
-	gvk := obj.GroupVersionKind()
-	return syncv1.InventoryEntry(syncv1.ObjectRef{Namespace: obj.GetNamespace(), Name: obj.GetName(), Group: gvk.Group, Kind: gvk.Kind, Version: gvk.Version})
-}
-
-// parseInventoryEntry reverses inventoryEntry into an object carrying only
-// its identity, ready for a Get or Delete.
-func parseInventoryEntry(entry string) (*unstructured.Unstructured, error) {
-	ref, err := syncv1.ParseInventoryEntry(entry)
-	if err != nil {
-		return nil, err
-	}
-	obj := &unstructured.Unstructured{}
-	obj.SetGroupVersionKind(schema.GroupVersionKind{Group: ref.Group, Version: ref.Version, Kind: ref.Kind})
-	obj.SetNamespace(ref.Namespace)
-	obj.SetName(ref.Name)
-	return obj, nil
-}
 
 // loadDesired reads the rendered objects of ro's Revision (readDesired)
 // and has desired.Prepare check and order them. Problems with the content
@@ -56,7 +27,7 @@ func (r *Reconciler) loadDesired(ctx context.Context, ro *rollout) (*desired.Sta
 	}
 	rev := ro.rev
 	ref := rev.Spec.DesiredState
-	cacheKey := desiredKey{namespace: rev.Namespace, secret: ref.SecretName, digest: ref.Digest}
+	cacheKey := memory.DesiredKey{Namespace: rev.Namespace, Secret: ref.SecretName, Digest: ref.Digest}
 	objs, err := r.readDesired(ctx, rev, cacheKey)
 	if err != nil {
 		return nil, err
@@ -74,8 +45,8 @@ func (r *Reconciler) loadDesired(ctx context.Context, ro *rollout) (*desired.Sta
 // cache, so memory does not grow with the number of Revisions kept; what was
 // verified is kept in r.desiredStates by its digest, so later passes of the
 // rollout do not read it again.
-func (r *Reconciler) readDesired(ctx context.Context, rev *syncv1.Revision, cacheKey desiredKey) ([]*unstructured.Unstructured, error) {
-	if data := r.desiredStates.get(cacheKey); data != nil {
+func (r *Reconciler) readDesired(ctx context.Context, rev *syncv1.Revision, cacheKey memory.DesiredKey) ([]*unstructured.Unstructured, error) {
+	if data := r.desiredStates.Get(cacheKey); data != nil {
 		return desiredstate.Decode(data)
 	}
 	ref := rev.Spec.DesiredState
@@ -102,7 +73,7 @@ func (r *Reconciler) readDesired(ctx context.Context, rev *syncv1.Revision, cach
 	} else if digest != ref.Digest {
 		return nil, invalid("Secret %s holds desired state %s, but spec.desiredState.digest pins %s", key, digest, ref.Digest)
 	}
-	r.desiredStates.put(cacheKey, data)
+	r.desiredStates.Put(cacheKey, data)
 	return objs, nil
 }
 
@@ -140,12 +111,3 @@ func (r *Reconciler) scopeOf(gvk schema.GroupVersionKind) (namespaced, known boo
 	}
 	return mapping.Scope.Name() == meta.RESTScopeNameNamespace, true, nil
 }
-
-// errDesiredStateMissing is returned while a Revision's desired-state
-// Secret does not exist, as between the source-controller creating the
-// Revision and the Secret it owns.
-var errDesiredStateMissing = errors.New("not found")
-
-// errKindNotServed is returned while a kind the desired state defines is
-// not yet served, so the caller waits for its CustomResourceDefinition.
-var errKindNotServed = errors.New("kind not served yet")

@@ -21,12 +21,6 @@ const (
 	actionSelfHeal = "CorrectDrift"
 )
 
-// lifecycleEvent is a lifecycle Event about the Application, emitted once the status
-// that explains it is recorded, so it fires once per transition.
-type lifecycleEvent struct {
-	eventType, reason, action, message string
-}
-
 func (ro *rollout) normal(reason, action, format string, args ...any) {
 	ro.events = append(ro.events, lifecycleEvent{corev1.EventTypeNormal, reason, action, fmt.Sprintf(format, args...)})
 }

@@ -33,56 +33,6 @@ func asFailure(err error) (*failure, bool) {
 	return f, ok
 }
 
-// failedAt is the step of the lifecycle a failure stopped, which decides
-// what fail records.
-type failedAt int
-
-const (
-	// atServiceAccount: no service account may act for the Application. The
-	// Revision is refused, not failed: it waits until the account exists.
-	atServiceAccount failedAt = iota
-	// atPlan: the Revision could not be planned; nothing was applied.
-	atPlan
-	// atStart: the attempt could not begin; nothing of it was applied.
-	atStart
-	// inRollout: the attempt under way failed; its later groups do not run.
-	inRollout
-)
-
-// fail records f, which stopped the desired Revision at the given step, in
-// its status and the Application's history, and queues the Warning Event
-// that explains it. It is the only way a Revision fails; phases and their
-// helpers return failures as errors and the phase that gets one calls fail.
-func (ro *rollout) fail(at failedAt, f *failure) {
-	switch at {
-	case atServiceAccount:
-		ro.blocked = f
-		if ro.beforeRollout() && ro.setRevCondition(syncv1.ConditionPlanned, metav1.ConditionFalse, f.reason, f.message) {
-			ro.warning(f.reason, actionPlan, "%s", f.message)
-		}
-	case atPlan:
-		ro.rev.Status.Phase = syncv1.PhaseFailed
-		if ro.setRevCondition(syncv1.ConditionPlanned, metav1.ConditionFalse, f.reason, f.message) {
-			ro.warning(f.reason, actionPlan, "Revision %s: %s", ro.rev.Name, f.message)
-		}
-	case atStart:
-		ro.rev.Status.Phase = syncv1.PhaseFailed
-		if ro.setRevCondition(syncv1.ConditionRolloutComplete, metav1.ConditionFalse, f.reason, f.message) {
-			ro.warning(f.reason, actionRollout, "Revision %s: %s", ro.rev.Name, f.message)
-		}
-	case inRollout:
-		ro.rev.Status.Phase = syncv1.PhaseFailed
-		ro.setRevCondition(syncv1.ConditionRolloutComplete, metav1.ConditionFalse, f.reason, f.message)
-		for i := range ro.rev.Status.Waves {
-			if ro.rev.Status.Waves[i].State == syncv1.WaveApplying {
-				ro.rev.Status.Waves[i].State = syncv1.WaveFailed
-			}
-		}
-		ro.finishHistory(syncv1.PhaseFailed, f.reason)
-		ro.warning(f.reason, actionRollout, "Revision %s attempt %d failed: %s", ro.rev.Name, ro.rev.Status.Attempt, f.message)
-	}
-}
-
 // typedPatchRefusal starts the API server's answer to a manifest that does
 // not fit the kind's schema, such as a string where a number belongs. It
 // comes as an internal error (HTTP 500), but the same manifest is refused
@@ -203,3 +153,12 @@ func apiMessage(obj *unstructured.Unstructured, err error) string {
 	}
 	return fmt.Sprintf("refused by the API server (%s): %s", reason, strings.Join(fields, ", "))
 }
+
+// errDesiredStateMissing is returned while a Revision's desired-state
+// Secret does not exist, as between the source-controller creating the
+// Revision and the Secret it owns.
+var errDesiredStateMissing = errors.New("not found")
+
+// errKindNotServed is returned while a kind the desired state defines is
+// not yet served, so the caller waits for its CustomResourceDefinition.
+var errKindNotServed = errors.New("kind not served yet")

@@ -73,7 +73,7 @@ func TestFreshReads_ACachedCopyOlderThanTheLastWriteIsReadFromTheAPIServer(t *te
 	// the cache holds it, and they always see it.
 	app.Status.Phase = syncv1.PhaseApplying
 	must(t, ssa.ApplyStatus(t.Context(), r.Client, app, syncv1.FieldManagerSync, ownedApplicationStatus(app)))
-	r.reads.wrote(app)
+	r.wrote(app)
 	written := app.ResourceVersion
 	eventually(t, "the cache to hold the write", func() bool {
 		got, gets := read()
@@ -91,7 +91,7 @@ func TestFreshReads_ACachedCopyOlderThanTheLastWriteIsReadFromTheAPIServer(t *te
 	stop()
 	app.Status.Phase = syncv1.PhaseHealthy
 	must(t, ssa.ApplyStatus(t.Context(), r.Client, app, syncv1.FieldManagerSync, ownedApplicationStatus(app)))
-	r.reads.wrote(app)
+	r.wrote(app)
 	for range 3 {
 		if got, gets := read(); gets != 1 || got.Status.Phase != syncv1.PhaseHealthy {
 			t.Fatalf("read of a cache older than the write: phase %q with %d API server reads, want Healthy with 1", got.Status.Phase, gets)
@@ -118,7 +118,7 @@ func TestFreshReads_ACachedCopyOlderThanTheLastWriteIsReadFromTheAPIServer(t *te
 		_, err := r.readApplication(t.Context(), key)
 		return apierrors.IsNotFound(err)
 	}, nil)
-	if _, ok := r.reads.seen.Load(keyOf(app, key)); ok {
+	if _, ok := r.versions.Seen(versionKey(app, key)); ok {
 		t.Error("a deleted Application is still remembered")
 	}
 }

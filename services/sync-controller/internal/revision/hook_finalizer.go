@@ -7,6 +7,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 
@@ -38,7 +39,7 @@ func releaseHook(ctx context.Context, c client.Client, live *unstructured.Unstru
 // another object of the same name, and releases it if it is a hook.
 func deleteObject(ctx context.Context, c client.Client, live *unstructured.Unstructured) error {
 	err := c.Delete(ctx, live, client.PropagationPolicy(metav1.DeletePropagationBackground),
-		client.Preconditions{UID: ptrTo(live.GetUID())})
+		client.Preconditions{UID: ptr.To(live.GetUID())})
 	if apierrors.IsNotFound(err) || apierrors.IsConflict(err) {
 		return nil
 	}

@@ -82,6 +82,6 @@ func (r *Reconciler) writeRevisionStatus(ctx context.Context, rev *syncv1.Revisi
 	if err := ssa.ApplyStatus(ctx, r.Client, rev, syncv1.FieldManagerSync, ownedRevisionStatus(rev)); err != nil {
 		return fmt.Errorf("recording status of Revision %s/%s: %w", rev.Namespace, rev.Name, err)
 	}
-	r.reads.wrote(rev)
+	r.wrote(rev)
 	return nil
 }

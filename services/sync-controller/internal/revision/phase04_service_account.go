@@ -3,7 +3,6 @@ package revision
 import (
 	"context"
 	"fmt"
-	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -49,13 +48,13 @@ func (r *Reconciler) resolveServiceAccount(ctx context.Context, ro *rollout) (st
 // serviceAccountExists reads sa unless it was found within
 // serviceAccountRecheck of ro's start.
 func (r *Reconciler) serviceAccountExists(ctx context.Context, ro *rollout, sa types.NamespacedName) error {
-	if seen, ok := r.accountsSeen.Load(sa); ok && ro.now.Sub(seen.(time.Time)) < serviceAccountRecheck {
+	if r.accounts.FoundWithin(sa, ro.now.Time, serviceAccountRecheck) {
 		return nil
 	}
 	if err := r.APIReader.Get(ctx, sa, &corev1.ServiceAccount{}); err != nil {
-		r.accountsSeen.Delete(sa)
+		r.accounts.Forget(sa)
 		return err
 	}
-	r.accountsSeen.Store(sa, ro.now.Time)
+	r.accounts.Found(sa, ro.now.Time)
 	return nil
 }

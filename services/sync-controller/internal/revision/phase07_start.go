@@ -135,5 +135,3 @@ func (ro *rollout) resumesFailedAttempt() bool {
 	h := ro.app.Status.History
 	return len(h) > 0 && h[0].Revision == ro.rev.Name && h[0].Result == syncv1.PhaseFailed
 }
-
-func ptrTo[T any](v T) *T { return &v }

@@ -20,10 +20,10 @@ import (
 // before it is applied, so prune knows about them even if the controller
 // stops mid-apply; they are then applied in kind order. A wave found
 // Applying is only watched, unless this process has not applied it
-// (applied_waves.go) or one of its objects has vanished.
+// (memory.AppliedWaves) or one of its objects has vanished.
 func (r *Reconciler) applyWaves(ctx context.Context, ro *rollout) (step, error) {
 	if !ro.rolling() {
-		r.applied.forget(ro.key())
+		r.applied.Forget(ro.key())
 		return proceed, nil
 	}
 	ds, err := r.loadDesired(ctx, ro)
@@ -38,7 +38,7 @@ func (r *Reconciler) applyWaves(ctx context.Context, ro *rollout) (step, error) 
 		if ws.State == syncv1.WaveHealthy {
 			continue
 		}
-		if ws.State == syncv1.WaveApplying && !r.applied.has(ro, g.Wave) {
+		if ws.State == syncv1.WaveApplying && !r.applied.Has(ro.key(), ro.attempt(), g.Wave) {
 			ws.State = syncv1.WavePending
 		}
 		applying := ws.State == syncv1.WavePending
@@ -60,7 +60,7 @@ func (r *Reconciler) applyWaves(ctx context.Context, ro *rollout) (step, error) 
 			if err != nil || !s.next {
 				return s, err
 			}
-			r.applied.add(ro, g.Wave)
+			r.applied.Add(ro.key(), ro.attempt(), g.Wave)
 		}
 		ready, waiting, err := r.waveHealthy(ctx, ro, g)
 		if f, ok := asFailure(err); ok {

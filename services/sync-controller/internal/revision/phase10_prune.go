@@ -3,16 +3,11 @@ package revision
 import (
 	"context"
 	"fmt"
-	"strings"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	syncv1 "github.com/kuvryn/kuvryn-sync/apis/v1alpha1"
 )
-
-// maxNamedObjects is how many objects a prune message or Event names.
-const maxNamedObjects = 5
 
 // prune deletes, as the service account, the objects earlier attempts
 // applied that left the desired state. With spec.sync.prune false it keeps
@@ -74,20 +69,4 @@ func (r *Reconciler) prune(ctx context.Context, ro *rollout) (step, error) {
 	}
 	ro.setRevCondition(syncv1.ConditionRolloutComplete, metav1.ConditionFalse, syncv1.ReasonPruned, message)
 	return proceed, nil
-}
-
-// nameObjects names up to maxNamedObjects objects and counts the rest.
-func nameObjects(objs []*unstructured.Unstructured) string {
-	names := make([]string, 0, maxNamedObjects)
-	for i, obj := range objs {
-		if i == maxNamedObjects {
-			break
-		}
-		names = append(names, idOf(obj).String())
-	}
-	s := strings.Join(names, ", ")
-	if more := len(objs) - len(names); more > 0 {
-		s += fmt.Sprintf(" and %d more", more)
-	}
-	return s
 }

@@ -8,7 +8,6 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	syncv1 "github.com/kuvryn/kuvryn-sync/apis/v1alpha1"
-	"github.com/kuvryn/kuvryn-sync/services/sync-controller/internal/health"
 )
 
 // assessHealth completes an attempt whose every group is done, once all
@@ -105,61 +104,4 @@ func (r *Reconciler) checkHealth(ctx context.Context, ro *rollout) (step, error)
 		ro.warning(syncv1.ReasonHealthFailure, actionAssess, "Revision %s is %s: %s", ro.rev.Name, state, culprit)
 	}
 	return proceed, nil
-}
-
-// healthOf reads objs as the service account and returns their aggregate
-// health and, unless Healthy, the first object that keeps it from being so.
-func (r *Reconciler) healthOf(ctx context.Context, ro *rollout, objs []*unstructured.Unstructured) (syncv1.HealthState, string, error) {
-	worst := syncv1.HealthHealthy
-	culprit := ""
-	for _, obj := range objs {
-		live, err := r.liveForHealth(ctx, ro, obj)
-		if err != nil {
-			if f, ok := asFailure(err); ok {
-				return syncv1.HealthUnknown, f.message, nil
-			}
-			return "", "", err
-		}
-		res := health.Of(live)
-		if next := health.Aggregate(worst, res.State); next != worst {
-			worst = next
-			culprit = fmt.Sprintf("%s is %s: %s", idOf(obj), res.State, res.Message)
-		}
-	}
-	return worst, culprit, nil
-}
-
-// awaitHealth waits for objs to become Healthy: their watch events wake the
-// Application, with healthFallback as a backstop, or, while any of their
-// kinds is not watched, it looks again after pollInterval.
-func (r *Reconciler) awaitHealth(ro *rollout, objs []*unstructured.Unstructured) step {
-	if r.watches == nil {
-		return waitFor(pollInterval)
-	}
-	ro.awaitingHealth = true
-	r.watches.awaitHealth(ro.key(), true)
-	for _, obj := range objs {
-		if !r.watches.watched(obj.GroupVersionKind().GroupKind()) {
-			return waitFor(pollInterval)
-		}
-	}
-	return waitFor(healthFallback)
-}
-
-// liveForHealth is obj as its health is assessed: the metadata the drift
-// watch keeps, for a watched kind whose health follows from its metadata,
-// and otherwise the live object read as the service account. Reading those
-// objects live on each look was half the requests of rollouts waiting for
-// health (docs/benchmarks.md). An object not in the watch cache yet is read
-// live, so a fresh apply is never taken for a missing object.
-func (r *Reconciler) liveForHealth(ctx context.Context, ro *rollout, obj *unstructured.Unstructured) (*unstructured.Unstructured, error) {
-	if live, ok := ro.observed[idOf(obj)]; ok {
-		return live, nil
-	}
-	if health.FromMetadata(obj) && r.watches != nil {
-		if cached, ok := r.watches.cachedMetadata(ctx, obj); ok {
-			return cached, nil
-		}
-	}
-	return ro.current(ctx, obj)
 }

@@ -43,7 +43,7 @@ func (r *Reconciler) collectGarbage(ctx context.Context, ro *rollout) (step, err
 			return halt, fmt.Errorf("deleting Revision %s/%s beyond the history limit: %w", rev.Namespace, rev.Name, err)
 		}
 		if err == nil || apierrors.IsNotFound(err) {
-			r.reads.forget(rev)
+			r.forgetVersion(rev)
 		}
 		if err == nil {
 			r.log(ctx).Info("deleted Revision beyond the history limit", "revision", rev.Name, "limit", ro.historyLimit())

@@ -4,24 +4,23 @@
 // hooks and assesses health, recording every step in the Revision's status
 // so that a restarted controller resumes where the last one stopped.
 //
-// Reconcile builds a rollout (rollout.go) and runs the phases listed in
-// phases, in order. Phase NN of the lifecycle lives in phaseNN_<name>.go,
-// so the file list reads as the lifecycle; 13, after assessing health, is
-// diagnosis's. Status is recorded at the end of each pass and at the
-// checkpoints (checkpoint.go); a Revision fails only through rollout.fail
-// (failure.go).
+// Reconcile (lifecycle.go) builds a rollout (rollout.go) and runs the
+// phases listed in phases, in order. Phase NN of the lifecycle lives in
+// phaseNN_<name>.go, so the file list reads as the lifecycle; what several
+// phases share lives in topic files (approval.go, planning.go,
+// inventory.go, live.go, ...), and what the process remembers between
+// passes in package memory. Status is recorded at the end of each pass and
+// at the checkpoints (checkpoint.go); a Revision fails only through
+// rollout.fail (fail.go).
 package revision
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"maps"
-	"sync"
 	"time"
 
 	"github.com/go-logr/logr"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/types"
@@ -37,10 +36,8 @@ import (
 
 	syncv1 "github.com/kuvryn/kuvryn-sync/apis/v1alpha1"
 	"github.com/kuvryn/kuvryn-sync/pkg/manager"
-	"github.com/kuvryn/kuvryn-sync/pkg/tracing"
-	"github.com/kuvryn/kuvryn-sync/services/sync-controller/internal/hook"
 	"github.com/kuvryn/kuvryn-sync/services/sync-controller/internal/impersonate"
-	"github.com/kuvryn/kuvryn-sync/services/sync-controller/internal/metrics"
+	"github.com/kuvryn/kuvryn-sync/services/sync-controller/internal/memory"
 )
 
 const (
@@ -52,10 +49,6 @@ const (
 	// requests of a large rollout; at 10 s the backstop alone still was
 	// half of them (docs/benchmarks.md).
 	healthFallback = 30 * time.Second
-	// wakeCoalesce is how long the changes of an Application's objects are
-	// gathered into one reconcile: a Deployment's controller writes its
-	// status several times in a row, and each write woke the rollout.
-	wakeCoalesce = time.Second
 	// serviceAccountRecheck is how long a service account found to exist is
 	// trusted before it is read again: reading it each reconcile was the
 	// most frequent request of a large rollout. An account deleted since
@@ -100,7 +93,7 @@ type Reconciler struct {
 	Client client.Client
 	// APIReader reads without a cache: the desired-state Secrets, and an
 	// Application or Revision whose cached copy may be older than what was
-	// recorded last (fresh_reads.go), since the rollout must resume from that.
+	// recorded last (reads.go), since the rollout must resume from that.
 	APIReader client.Reader
 	Mapper    meta.RESTMapper
 	// Clients act as the Applications' service accounts.
@@ -108,17 +101,13 @@ type Reconciler struct {
 	Recorder events.EventRecorder
 	Options  Options
 
-	// watches start drift watches; nil until SetupWithManager.
-	watches *driftWatches
-	// desiredStates keeps verified desired states by digest (desired_cache.go).
-	desiredStates desiredCache
-	// reads tells which cached Applications and Revisions are fresh.
-	reads freshReads
-	// accountsSeen maps service accounts (types.NamespacedName) to when they
-	// were last found to exist.
-	accountsSeen sync.Map
-	// applied tells which waves recorded Applying this process applied.
-	applied appliedWaves
+	// The process's memories (package memory): none is a record, each
+	// saves requests. watches is nil until SetupWithManager.
+	watches       *memory.DriftWatches
+	desiredStates memory.DesiredStates
+	versions      memory.Versions
+	accounts      memory.Accounts
+	applied       memory.AppliedWaves
 	// absent tells whether an object is missing from its kind's watch cache,
 	// so its plan need not read it (planObject); the drift watches' unless a
 	// test sets it first.
@@ -156,9 +145,9 @@ func (r *Reconciler) SetupWithManager(ctx context.Context, mgr ctrl.Manager) err
 	if err != nil {
 		return err
 	}
-	r.watches = newDriftWatches(c, mgr.GetCache(), r.Options.DriftResyncInterval)
+	r.watches = memory.NewDriftWatches(c, mgr.GetCache(), r.Options.DriftResyncInterval)
 	if r.absent == nil {
-		r.absent = r.watches.absent
+		r.absent = r.watches.Absent
 	}
 	return nil
 }
@@ -226,108 +215,6 @@ func applicationOfRevision(obj client.Object) (reconcile.Request, bool) {
 	return reconcile.Request{NamespacedName: types.NamespacedName{Namespace: rev.Namespace, Name: name}}, true
 }
 
-// phases is the lifecycle of one reconcile, in order, from resolving the
-// Revision to work on to ensuring the drift watches. A phase that has
-// nothing to do for the rollout's state proceeds; the first one that stops
-// the pass decides when to look again, and only the phases marked always
-// run after it.
-func (r *Reconciler) phases() []phase {
-	return []phase{
-		{name: "resolveTarget", run: r.resolveTarget},
-		{name: "supersede", run: r.supersede},
-		{name: "holdRollback", run: r.holdRollback},
-		{name: "resolveServiceAccount", run: r.resolveServiceAccount},
-		{name: "plan", run: r.plan},
-		{name: "awaitApproval", run: r.awaitApproval},
-		{name: "startRollout", run: r.startRollout},
-		{name: "preSyncHooks", run: r.runHooks(hook.PreSync)},
-		{name: "applyWaves", run: r.applyWaves},
-		{name: "prune", run: r.prune},
-		{name: "postSyncHooks", run: r.runHooks(hook.PostSync)},
-		{name: "assessHealth", run: r.assessHealth},
-		// diagnose reads the health assessHealth just recorded, before
-		// drift and retry act on it.
-		{name: "diagnose", run: r.diagnose},
-		{name: "detectDrift", run: r.detectDrift},
-		{name: "retry", run: r.retry},
-		{name: "collectGarbage", run: r.collectGarbage, always: true},
-		{name: "ensureWatches", run: r.ensureWatches, always: true},
-	}
-}
-
-// Reconcile moves one Application's desired Revision through its lifecycle.
-func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (result ctrl.Result, retErr error) {
-	started := time.Now()
-	ctx, endSpan := tracing.StartReconcile(ctx, tracerName)
-	defer func() { endSpan(retErr) }()
-	app, err := r.readApplication(ctx, req.NamespacedName)
-	if apierrors.IsNotFound(err) {
-		r.applied.forget(req.NamespacedName)
-		return ctrl.Result{}, nil
-	}
-	if err != nil {
-		return ctrl.Result{}, err
-	}
-	if !app.DeletionTimestamp.IsZero() {
-		return ctrl.Result{}, nil
-	}
-	ro := newRollout(app)
-	defer func() {
-		metrics.ObserveReconcile(ro.metricsState(), retErr != nil, time.Since(started))
-	}()
-	return r.run(ctx, ro)
-}
-
-// run runs the phases over ro and records status once at the end of the
-// pass, when a phase fails, and at the checkpoints the phases take before
-// steps a restarted controller must know about (checkpoint.go).
-// Every other phase is safe to run again from the previous record, so
-// writing after each of them only cost the API server: a status write per
-// phase was most of a rollout's load (docs/benchmarks.md). An error ends the
-// pass at once; the controller retries it with backoff.
-func (r *Reconciler) run(ctx context.Context, ro *rollout) (ctrl.Result, error) {
-	var stopped *step
-	for _, p := range r.phases() {
-		if stopped != nil && !p.always {
-			continue
-		}
-		s, err := p.run(ctx, ro)
-		if err != nil {
-			if recErr := r.record(ctx, ro); recErr != nil {
-				return ctrl.Result{}, errors.Join(err, recErr)
-			}
-		}
-		if err != nil {
-			return ctrl.Result{}, fmt.Errorf("%s: %w", p.name, err)
-		}
-		if stopped == nil && !s.next {
-			stopped = &s
-		}
-	}
-	if err := r.record(ctx, ro); err != nil {
-		return ctrl.Result{}, err
-	}
-	if !ro.awaitingHealth && r.watches != nil {
-		r.watches.awaitHealth(ro.key(), false)
-	}
-	if stopped != nil {
-		return ctrl.Result{RequeueAfter: stopped.requeueAfter}, nil
-	}
-	return ctrl.Result{RequeueAfter: r.resyncAfter(ro)}, nil
-}
-
 func (r *Reconciler) log(ctx context.Context) logr.Logger {
 	return ctrl.LoggerFrom(ctx)
-}
-
-// tracerName names the instrumentation library of the reconcile spans.
-const tracerName = "github.com/kuvryn/kuvryn-sync/services/sync-controller"
-
-// resyncAfter is when a settled Application is looked at again for drift
-// and health.
-func (r *Reconciler) resyncAfter(ro *rollout) time.Duration {
-	if ro.settled() {
-		return r.Options.DriftResyncInterval
-	}
-	return 0
 }

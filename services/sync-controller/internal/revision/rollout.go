@@ -1,7 +1,6 @@
 package revision
 
 import (
-	"context"
 	"time"
 
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -13,6 +12,7 @@ import (
 	syncv1 "github.com/kuvryn/kuvryn-sync/apis/v1alpha1"
 	"github.com/kuvryn/kuvryn-sync/services/sync-controller/internal/desired"
 	"github.com/kuvryn/kuvryn-sync/services/sync-controller/internal/hook"
+	"github.com/kuvryn/kuvryn-sync/services/sync-controller/internal/memory"
 	"github.com/kuvryn/kuvryn-sync/services/sync-controller/internal/metrics"
 )
 
@@ -82,6 +82,11 @@ func newRollout(app *syncv1.Application) *rollout {
 // key names the Application.
 func (ro *rollout) key() types.NamespacedName {
 	return types.NamespacedName{Namespace: ro.app.Namespace, Name: ro.app.Name}
+}
+
+// attempt names the attempt under way at the Revision.
+func (ro *rollout) attempt() memory.Attempt {
+	return memory.Attempt{Revision: ro.rev.Name, Number: ro.rev.Status.Attempt}
 }
 
 func (ro *rollout) setRevision(rev *syncv1.Revision) {
@@ -216,12 +221,8 @@ var (
 
 func waitFor(d time.Duration) step { return step{requeueAfter: d} }
 
-// phase is one step of the Revision lifecycle. A phase that has nothing to
-// do for the rollout's state returns proceed.
-type phase struct {
-	name string
-	run  func(context.Context, *rollout) (step, error)
-	// always runs the phase even after an earlier one stopped the pass: it
-	// tidies around the Application instead of moving its rollout on.
-	always bool
+// lifecycleEvent is a lifecycle Event about the Application, emitted once the status
+// that explains it is recorded, so it fires once per transition.
+type lifecycleEvent struct {
+	eventType, reason, action, message string
 }

@@ -22,11 +22,7 @@ func TestDrift_RightToWatchIsAskedAgainEveryResync(t *testing.T) {
 	name := e.publish("shop", configMap(t, "settings"))
 	e.waitForPhase(name, syncv1.PhaseHealthy)
 	configMaps := schema.GroupKind{Kind: "ConfigMap"}
-	watching := func() bool {
-		r.watches.mu.Lock()
-		defer r.watches.mu.Unlock()
-		return r.watches.watching[configMaps]
-	}
+	watching := func() bool { return r.watches.Watched(configMaps) }
 	if watching() {
 		t.Fatal("the controller watches ConfigMaps, which it may not list and watch")
 	}

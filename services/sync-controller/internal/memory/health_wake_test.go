@@ -1,4 +1,4 @@
-package revision
+package memory
 
 import (
 	"testing"
@@ -8,6 +8,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/event"
+
+	"github.com/kuvryn/kuvryn-sync/pkg/desiredstate"
 )
 
 // While an Application waits for the health of what it applied, every change
@@ -34,10 +36,10 @@ func TestHealthChanged_WakesOnlyApplicationsWaitingForTheirObjects(t *testing.T)
 		{name: "a Deployment it did not apply", waiting: true, object: "api", want: false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			w := newDriftWatches(nil, nil, time.Minute)
-			w.track(shop, []objectID{{Group: "apps", Kind: "Deployment", Namespace: "shop", Name: "web"}})
-			w.awaitHealth(shop, true)
-			w.awaitHealth(shop, tc.waiting)
+			w := NewDriftWatches(nil, nil, time.Minute)
+			w.Track(shop, []desiredstate.ObjectID{{Group: "apps", Kind: "Deployment", Namespace: "shop", Name: "web"}})
+			w.AwaitHealth(shop, true)
+			w.AwaitHealth(shop, tc.waiting)
 			p := w.healthChanged(gvk)
 			if got := p.Update(statusUpdate(tc.object)); got != tc.want {
 				t.Errorf("Update = %v, want %v", got, tc.want)

@@ -2,17 +2,16 @@ package revision
 
 import (
 	"context"
-	"sync"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/types"
-	"k8s.io/apimachinery/pkg/util/resourceversion"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	syncv1 "github.com/kuvryn/kuvryn-sync/apis/v1alpha1"
+	"github.com/kuvryn/kuvryn-sync/services/sync-controller/internal/memory"
 )
 
-// freshReads reads Applications and Revisions from the manager's cache when
+// readFresh reads the Application or Revision name from the manager's cache when
 // the cache's copy is at least as new as the newest version this controller
 // has seen of them, and from the API server otherwise. A rollout resumes
 // from what it recorded, so a copy older than its own last status write
@@ -24,9 +23,7 @@ import (
 // (docs/benchmarks.md).
 //
 // Resource versions of one resource are compared as the API server orders
-// them (k8s.io/apimachinery/pkg/util/resourceversion); one that is not a
-// well-formed version counts as fresh only when it equals the version seen.
-// An Application this controller has not seen yet is read from the cache:
+// them (memory.AtLeast). An Application this controller has not seen yet is read from the cache:
 // the cache has watched since before this process wrote anything, so it
 // misses none of its writes, it listed after any earlier process's, and it
 // holds the change that woke the reconcile. A Revision not seen yet is read
@@ -37,69 +34,48 @@ import (
 // delivered that yet. Any other Revision not seen yet is read from the API
 // server.
 //
-// The cache is the Reconciler's Client, the API server its APIReader.
-type freshReads struct {
-	// seen maps a freshKey to the resourceVersion last read or produced by
-	// this controller's write.
-	seen sync.Map
-}
-
-// freshKey names an object of one of the two kinds.
-type freshKey struct {
-	revision bool
-	name     types.NamespacedName
-}
-
-func keyOf(obj client.Object, name types.NamespacedName) freshKey {
-	_, isRevision := obj.(*syncv1.Revision)
-	return freshKey{revision: isRevision, name: name}
-}
-
-// readFresh reads the Application or Revision name. A cached copy of one
-// not seen yet is used if unseenFresh, when set, accepts it. Each read
+// The cache is the Reconciler's Client, the API server its APIReader, and
+// the versions seen are kept in r.versions. A cached copy of one not seen
+// yet is used if unseenFresh, when set, accepts it. Each read
 // decodes into a new object: decoding into one already filled would keep
 // the fields the newer copy leaves out.
 func readFresh[T any, P interface {
 	*T
 	client.Object
 }](ctx context.Context, r *Reconciler, name types.NamespacedName, unseenFresh func(P) bool) (P, error) {
-	f := &r.reads
 	obj := P(new(T))
-	k := keyOf(obj, name)
-	if seen, known := f.seen.Load(k); known || unseenFresh != nil {
-		if err := r.Client.Get(ctx, name, obj); err == nil && (known && atLeast(obj.GetResourceVersion(), seen.(string)) || !known && unseenFresh(obj)) {
-			f.seen.Store(k, obj.GetResourceVersion())
+	k := versionKey(obj, name)
+	if seen, known := r.versions.Seen(k); known || unseenFresh != nil {
+		if err := r.Client.Get(ctx, name, obj); err == nil && (known && memory.AtLeast(obj.GetResourceVersion(), seen) || !known && unseenFresh(obj)) {
+			r.versions.Saw(k, obj.GetResourceVersion())
 			return obj, nil
 		}
 		obj = P(new(T))
 	}
 	if err := r.APIReader.Get(ctx, name, obj); err != nil {
 		if apierrors.IsNotFound(err) {
-			f.seen.Delete(k)
+			r.versions.Forget(k)
 		}
 		return nil, err
 	}
-	f.seen.Store(k, obj.GetResourceVersion())
+	r.versions.Saw(k, obj.GetResourceVersion())
 	return obj, nil
 }
 
-// atLeast tells whether resourceVersion a is as new as b or newer.
-func atLeast(a, b string) bool {
-	c, err := resourceversion.CompareResourceVersion(a, b)
-	if err != nil {
-		return a == b
-	}
-	return c >= 0
+// versionKey is the key of the Application or Revision name in r.versions.
+func versionKey(obj client.Object, name types.NamespacedName) memory.Key {
+	_, isRevision := obj.(*syncv1.Revision)
+	return memory.Key{Revision: isRevision, Name: name}
 }
 
 // wrote notes the version this controller's write of obj produced.
-func (f *freshReads) wrote(obj client.Object) {
-	f.seen.Store(keyOf(obj, client.ObjectKeyFromObject(obj)), obj.GetResourceVersion())
+func (r *Reconciler) wrote(obj client.Object) {
+	r.versions.Saw(versionKey(obj, client.ObjectKeyFromObject(obj)), obj.GetResourceVersion())
 }
 
-// forget drops what was seen of obj, once it is deleted.
-func (f *freshReads) forget(obj client.Object) {
-	f.seen.Delete(keyOf(obj, client.ObjectKeyFromObject(obj)))
+// forgetVersion drops what was seen of obj, once it is deleted.
+func (r *Reconciler) forgetVersion(obj client.Object) {
+	r.versions.Forget(versionKey(obj, client.ObjectKeyFromObject(obj)))
 }
 
 // readApplication reads the Application name; a cached copy not seen yet is

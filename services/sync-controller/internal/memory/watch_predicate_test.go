@@ -1,4 +1,4 @@
-package revision
+package memory
 
 import (
 	"testing"
