@@ -6,8 +6,11 @@ import (
 
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	syncv1 "github.com/kuvryn/kuvryn-sync/apis/v1alpha1"
+	"github.com/kuvryn/kuvryn-sync/services/sync-controller/internal/desired"
+	"github.com/kuvryn/kuvryn-sync/services/sync-controller/internal/hook"
 	"github.com/kuvryn/kuvryn-sync/services/sync-controller/internal/plan"
 )
 
@@ -17,8 +20,7 @@ import (
 // in this attempt can only be one this attempt created. An attempt that
 // follows a failed one at the same Revision resumes where it stopped: the
 // hooks that succeeded keep their object and state and do not run again.
-// Then it records the attempt: every other hook Pending, every wave
-// Pending, an empty inventory, and a new history entry.
+// Then it records the attempt (beginAttempt).
 func (r *Reconciler) startRollout(ctx context.Context, ro *rollout) (step, error) {
 	if !ro.beforeRollout() || !ro.approved() || ro.rev.Status.Phase == syncv1.PhaseFailed {
 		return proceed, nil
@@ -27,7 +29,26 @@ func (r *Reconciler) startRollout(ctx context.Context, ro *rollout) (step, error
 	if err != nil {
 		return halt, err
 	}
+	hooks, gone, err := r.clearPreviousHooks(ctx, ro, ds)
+	if f, ok := asFailure(err); ok {
+		ro.fail(atStart, f)
+		return halt, nil
+	}
+	if err != nil {
+		return halt, err
+	}
+	if !gone {
+		return waitFor(shortPoll), nil
+	}
+	ro.beginAttempt(ds, hooks)
+	return proceed, nil
+}
 
+// clearPreviousHooks deletes the hook objects of ds that an earlier attempt
+// left, except those of a resumed attempt that succeeded, and returns the
+// attempt's hook statuses and whether every hook object to run is gone.
+// A hook it may not delete is a failure.
+func (r *Reconciler) clearPreviousHooks(ctx context.Context, ro *rollout, ds *desired.State) ([]syncv1.HookStatus, bool, error) {
 	var hooks []syncv1.HookStatus
 	gone := true
 	resuming := ro.resumesFailedAttempt()
@@ -38,49 +59,49 @@ func (r *Reconciler) startRollout(ctx context.Context, ro *rollout) (step, error
 				continue
 			}
 			hooks = append(hooks, syncv1.HookStatus{ObjectRef: plan.RefOf(obj), Stage: string(stage), State: syncv1.HookPending})
-			live, err := getLive(ctx, ro.client, obj)
+			deleted, err := r.clearPreviousHook(ctx, ro, stage, obj)
 			if err != nil {
-				if f, ok := asFailure(err); ok {
-					ro.fail(atStart, f)
-					return halt, nil
-				}
-				return halt, err
+				return nil, false, err
 			}
-			if live == nil {
-				continue
-			}
-			gone = false
-			if owner := ro.ownedByAnother(live); owner != "" {
-				ro.fail(atStart, &failure{reason: syncv1.ReasonApplyConflict, message: fmt.Sprintf(
-					"%s hook %s belongs to Application %s (annotation %s); an object is managed by one Application only",
-					stage, idOf(obj), owner, syncv1.OwnedByAnnotation)})
-				return halt, nil
-			}
-			if !managedBySync(live) {
-				ro.fail(atStart, &failure{reason: syncv1.ReasonHookFailed, message: fmt.Sprintf(
-					"%s hook %s: an object of that name exists that Kuvryn Sync did not create; a hook must be created by the rollout",
-					stage, idOf(obj))})
-				return halt, nil
-			}
-			if live.GetDeletionTimestamp() != nil {
-				if err := releaseHook(ctx, ro.client, live); err != nil {
-					return halt, err
-				}
-				continue
-			}
-			if err := deleteObject(ctx, ro.client, live); err != nil {
-				if f, ok := asFailure(failureOf(obj, "delete previous hook", err, syncv1.ReasonHookFailed)); ok {
-					ro.fail(atStart, f)
-					return halt, nil
-				}
-				return halt, fmt.Errorf("deleting previous hook %s: %w", idOf(obj), err)
-			}
+			gone = gone && deleted
 		}
 	}
-	if !gone {
-		return waitFor(shortPoll), nil
-	}
+	return hooks, gone, nil
+}
 
+// clearPreviousHook deletes the live object of hook obj, if there is one,
+// and reports whether it was gone already.
+func (r *Reconciler) clearPreviousHook(ctx context.Context, ro *rollout, stage hook.Stage, obj *unstructured.Unstructured) (bool, error) {
+	live, err := getLive(ctx, ro.client, obj)
+	if err != nil || live == nil {
+		return err == nil, err
+	}
+	if owner := ro.ownedByAnother(live); owner != "" {
+		return false, &failure{reason: syncv1.ReasonApplyConflict, message: fmt.Sprintf(
+			"%s hook %s belongs to Application %s (annotation %s); an object is managed by one Application only",
+			stage, idOf(obj), owner, syncv1.OwnedByAnnotation)}
+	}
+	if !managedBySync(live) {
+		return false, &failure{reason: syncv1.ReasonHookFailed, message: fmt.Sprintf(
+			"%s hook %s: an object of that name exists that Kuvryn Sync did not create; a hook must be created by the rollout",
+			stage, idOf(obj))}
+	}
+	if live.GetDeletionTimestamp() != nil {
+		return false, releaseHook(ctx, ro.client, live)
+	}
+	if err := deleteObject(ctx, ro.client, live); err != nil {
+		if f, ok := asFailure(failureOf(obj, "delete previous hook", err, syncv1.ReasonHookFailed)); ok {
+			return false, f
+		}
+		return false, fmt.Errorf("deleting previous hook %s: %w", idOf(obj), err)
+	}
+	return false, nil
+}
+
+// beginAttempt records a new attempt at the Revision: its approval (the
+// rollback request, or the manual approval), every hook in hooks, every
+// wave Pending, an empty inventory, and a new history entry.
+func (ro *rollout) beginAttempt(ds *desired.State, hooks []syncv1.HookStatus) {
 	st := &ro.rev.Status
 	st.Attempt++
 	st.Phase = syncv1.PhaseApplying
@@ -88,23 +109,7 @@ func (r *Reconciler) startRollout(ctx context.Context, ro *rollout) (step, error
 	switch {
 	case ro.rollback != nil:
 		st.Approval = ro.rollback
-		// The Revision rolled back from is the desired one, even when it
-		// never deployed (a failing hook): holding the deployed one instead
-		// would let the still-desired failing Revision release the hold.
-		from := ro.app.Status.DesiredRevision
-		if from == "" || from == ro.rev.Name {
-			from = ro.app.Status.DeployedRevision
-		}
-		if from == ro.rev.Name {
-			from = ""
-		}
-		ro.app.Status.HeldRevision = from
-		if from == "" {
-			ro.normal(syncv1.ReasonRolledBack, actionRollout, "rolling back to Revision %s as %s requested", ro.rev.Name, ro.rollback.By)
-		} else {
-			ro.normal(syncv1.ReasonRolledBack, actionRollout, "rolling back to Revision %s as %s requested; holding Revision %s until a newer desired state",
-				ro.rev.Name, ro.rollback.By, from)
-		}
+		ro.holdForRollback()
 	case !ro.app.Spec.Sync.Automatic:
 		st.Approval = ro.approvalRequest()
 	}
@@ -126,7 +131,28 @@ func (r *Reconciler) startRollout(ctx context.Context, ro *rollout) (step, error
 	ro.app.Status.Health = syncv1.HealthProgressing
 	ro.normal(syncv1.ReasonProgressing, actionRollout, "rolling out Revision %s, attempt %d, %s",
 		ro.rev.Name, st.Attempt, planSummary(st.Plan))
-	return proceed, nil
+}
+
+// holdForRollback holds the Revision rolled back from, so that it is not
+// deployed again until a newer desired state, and says so in an Event.
+func (ro *rollout) holdForRollback() {
+	// The Revision rolled back from is the desired one, even when it
+	// never deployed (a failing hook): holding the deployed one instead
+	// would let the still-desired failing Revision release the hold.
+	from := ro.app.Status.DesiredRevision
+	if from == "" || from == ro.rev.Name {
+		from = ro.app.Status.DeployedRevision
+	}
+	if from == ro.rev.Name {
+		from = ""
+	}
+	ro.app.Status.HeldRevision = from
+	if from == "" {
+		ro.normal(syncv1.ReasonRolledBack, actionRollout, "rolling back to Revision %s as %s requested", ro.rev.Name, ro.rollback.By)
+	} else {
+		ro.normal(syncv1.ReasonRolledBack, actionRollout, "rolling back to Revision %s as %s requested; holding Revision %s until a newer desired state",
+			ro.rev.Name, ro.rollback.By, from)
+	}
 }
 
 // resumesFailedAttempt reports whether the attempt about to start follows a
