@@ -11,9 +11,13 @@ import (
 type failedAt int
 
 const (
+	// atRender: the commit failed to render, as the source-controller
+	// recorded; there is nothing to plan or apply, and the deployed
+	// Revision stays. The source-controller's Event explains it.
+	atRender failedAt = iota
 	// atServiceAccount: no service account may act for the Application. The
 	// Revision is refused, not failed: it waits until the account exists.
-	atServiceAccount failedAt = iota
+	atServiceAccount
 	// atPlan: the Revision could not be planned; nothing was applied.
 	atPlan
 	// atStart: the attempt could not begin; nothing of it was applied.
@@ -24,10 +28,17 @@ const (
 
 // fail records f, which stopped the desired Revision at the given step, in
 // its status and the Application's history, and queues the Warning Event
-// that explains it. It is the only way a Revision fails; phases and their
+// that explains it (but for a render failure, which the source-controller
+// explains). It is the only way a Revision fails; phases and their
 // helpers return failures as errors and the phase that gets one calls fail.
 func (ro *rollout) fail(at failedAt, f *failure) {
 	switch at {
+	case atRender:
+		ro.blocked = f
+		if h := ro.app.Status.History; len(h) == 0 || h[0].Revision != ro.rev.Name {
+			ro.startHistory()
+			ro.finishHistory(syncv1.PhaseFailed, f.reason)
+		}
 	case atServiceAccount:
 		ro.blocked = f
 		if ro.beforeRollout() && ro.setRevCondition(syncv1.ConditionPlanned, metav1.ConditionFalse, f.reason, f.message) {

@@ -49,14 +49,7 @@ func (r *Reconciler) resolveTarget(ctx context.Context, ro *rollout) (step, erro
 	}
 	ro.setRevision(rev)
 	if f := renderFailure(rev); f != nil {
-		// Nothing to plan or apply: the source-controller recorded that the
-		// commit failed to render. The Application shows the failure and
-		// the deployed Revision stays.
-		ro.blocked = f
-		if h := ro.app.Status.History; len(h) == 0 || h[0].Revision != rev.Name {
-			ro.startHistory()
-			ro.finishHistory(syncv1.PhaseFailed, f.reason)
-		}
+		ro.fail(atRender, f)
 		return halt, nil
 	}
 	return proceed, nil
