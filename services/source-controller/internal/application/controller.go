@@ -98,10 +98,10 @@ func (artifactChanged) Update(e event.UpdateEvent) bool {
 	return fetchedCommit(e.ObjectOld) != fetchedCommit(e.ObjectNew)
 }
 
-// status is the part of Application status this controller writes.
 // tracerName names the instrumentation library of the reconcile spans.
 const tracerName = "github.com/kuvryn/kuvryn-sync/services/source-controller"
 
+// status is the part of Application status this controller writes.
 type status struct {
 	DesiredRevision string             `json:"desiredRevision,omitempty"`
 	SourceCommit    string             `json:"sourceCommit,omitempty"`

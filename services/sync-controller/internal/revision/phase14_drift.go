@@ -9,6 +9,10 @@ import (
 	"github.com/kuvryn/kuvryn-sync/pkg/message"
 )
 
+// maxDriftRecord bounds status.drift and the history entry's drift, as
+// the CRDs do.
+const maxDriftRecord = 1024
+
 // detectDrift plans the deployed Revision again against live state on every
 // reconcile of a settled Application: those a change to a watched object
 // brings, and, for kinds the controller may not watch, those of the
@@ -18,10 +22,6 @@ import (
 // automatic Application, once approved for a manual one (an ApprovalStale
 // Event says so). Hooks are not compared, so a hook that ran and was deleted
 // is never drift.
-// maxDriftRecord bounds status.drift and the history entry's drift, as
-// the CRDs do.
-const maxDriftRecord = 1024
-
 func (r *Reconciler) detectDrift(ctx context.Context, ro *rollout) (step, error) {
 	if ro.completed || !ro.settled() ||
 		ro.rev.Status.Phase != syncv1.PhaseHealthy || ro.app.Status.DeployedRevision != ro.rev.Name {
