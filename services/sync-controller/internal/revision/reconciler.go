@@ -215,6 +215,7 @@ func applicationOfRevision(obj client.Object) (reconcile.Request, bool) {
 	return reconcile.Request{NamespacedName: types.NamespacedName{Namespace: rev.Namespace, Name: name}}, true
 }
 
+// log is the pass's logger, which names the Application.
 func (r *Reconciler) log(ctx context.Context) logr.Logger {
 	return ctrl.LoggerFrom(ctx)
 }
