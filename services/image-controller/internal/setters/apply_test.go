@@ -19,12 +19,7 @@ func sixtyFour(c string) string {
 
 func TestApply_ReplacesOnlyMarkedValues(t *testing.T) {
 	apiFull := "ghcr.io/acme/api:1.2.0@sha256:" + sixtyFour("a")
-	for _, tc := range []struct {
-		name, in, want string
-		changed        int
-		refused        []int
-		unresolved     []int
-	}{
+	for _, tc := range []applyCase{
 		{
 			name: "full, tag and name forms keep comments and spacing",
 			in: "# deployment of the api\n" +
@@ -55,8 +50,8 @@ func TestApply_ReplacesOnlyMarkedValues(t *testing.T) {
 		},
 		{
 			name:    "other namespace refused, four parts and unknown third part left alone",
-			in:      "a: x:1 # {\"$imagepolicy\": \"other:api\"}\nb: x:1 # {\"$imagepolicy\": \"payments:api:tag:extra\"}\nc: x:1 # {\"$imagepolicy\": \"payments:api:digest\"}\n",
-			want:    "a: x:1 # {\"$imagepolicy\": \"other:api\"}\nb: x:1 # {\"$imagepolicy\": \"payments:api:tag:extra\"}\nc: x:1 # {\"$imagepolicy\": \"payments:api:digest\"}\n",
+			in:      "a: x:1 # {\"$imagepolicy\": \"other:api\"}\nb: x:1 # {\"$imagepolicy\": \"payments:api:tag:extra\"}\nc: x:1 # {\"$imagepolicy\": \"payments:api:version\"}\n",
+			want:    "a: x:1 # {\"$imagepolicy\": \"other:api\"}\nb: x:1 # {\"$imagepolicy\": \"payments:api:tag:extra\"}\nc: x:1 # {\"$imagepolicy\": \"payments:api:version\"}\n",
 			refused: []int{1},
 		},
 		{
@@ -85,21 +80,38 @@ func TestApply_ReplacesOnlyMarkedValues(t *testing.T) {
 			changed: 1,
 		},
 	} {
-		t.Run(tc.name, func(t *testing.T) {
-			out, res := Apply([]byte(tc.in), "payments", selected)
-			if string(out) != tc.want {
-				t.Errorf("Apply output:\n%q\nwant:\n%q", out, tc.want)
-			}
-			if len(res.Changed) != tc.changed {
-				t.Errorf("changed %d values, want %d: %+v", len(res.Changed), tc.changed, res.Changed)
-			}
-			if got := lines(res.Refused); !equal(got, tc.refused) {
-				t.Errorf("refused lines %v, want %v", got, tc.refused)
-			}
-			if got := lines(res.Unresolved); !equal(got, tc.unresolved) {
-				t.Errorf("unresolved lines %v, want %v", got, tc.unresolved)
-			}
-		})
+		t.Run(tc.name, tc.check)
+	}
+}
+
+// applyCase is an input and what Apply must make of it in namespace payments.
+type applyCase struct {
+	name, in, want string
+	// images defaults to selected.
+	images     map[string]Image
+	changed    int
+	refused    []int
+	unresolved []int
+}
+
+func (tc applyCase) check(t *testing.T) {
+	t.Helper()
+	images := tc.images
+	if images == nil {
+		images = selected
+	}
+	out, res := Apply([]byte(tc.in), "payments", images)
+	if string(out) != tc.want {
+		t.Errorf("Apply output:\n%q\nwant:\n%q", out, tc.want)
+	}
+	if len(res.Changed) != tc.changed {
+		t.Errorf("changed %d values, want %d: %+v", len(res.Changed), tc.changed, res.Changed)
+	}
+	if got := lines(res.Refused); !equal(got, tc.refused) {
+		t.Errorf("refused lines %v, want %v", got, tc.refused)
+	}
+	if got := lines(res.Unresolved); !equal(got, tc.unresolved) {
+		t.Errorf("unresolved lines %v, want %v", got, tc.unresolved)
 	}
 }
 

@@ -17,6 +17,9 @@ func FuzzSetters(f *testing.F) {
 		"k: \"unterminated # {\"$imagepolicy\": \"payments:api\"}\n",
 		"- - - v # {\"$imagepolicy\": \"payments:api\"}",
 		"a: b\n---\n# only a comment\n",
+		"images:\n- name: api\n  newTag: 1.0 # {\"$imagepolicy\": \"payments:api:tag\"}\n" +
+			"  digest: sha256:00 # {\"$imagepolicy\": \"payments:api:digest\"}\n",
+		"newDigest: 'sha256:00'\t# {\"$imagepolicy\":\"payments:web:digest\"}\r\n",
 	} {
 		f.Add([]byte(seed))
 	}

@@ -24,6 +24,9 @@ const (
 	FieldTag
 	// FieldName writes the image name ("ns:policy:name").
 	FieldName
+	// FieldDigest writes the digest ("ns:policy:digest"), as a
+	// kustomization's images[].digest holds it.
+	FieldDigest
 )
 
 // Marker is one setter comment on a line holding a scalar value.
@@ -57,14 +60,18 @@ func (i Image) String() string {
 	return s
 }
 
-func (i Image) value(f Field) string {
+// value is what a marker of field f writes; ok is false when the image
+// lacks that part (a digest marker and an image selected without digest).
+func (i Image) value(f Field) (v string, ok bool) {
 	switch f {
 	case FieldTag:
-		return i.Tag
+		return i.Tag, true
 	case FieldName:
-		return i.Name
+		return i.Name, true
+	case FieldDigest:
+		return i.Digest, i.Digest != ""
 	default:
-		return i.String()
+		return i.String(), true
 	}
 }
 
@@ -94,13 +101,14 @@ type Result struct {
 	Changed []Change
 	// Refused lists markers naming a policy in another namespace.
 	Refused []Marker
-	// Unresolved lists markers naming a policy with no selected image.
+	// Unresolved lists markers naming a policy with no selected image, or
+	// digest markers whose policy's image has no digest.
 	Unresolved []Marker
 }
 
 // Find returns the valid markers in data, in line order. A marker with more
-// than three colon-separated parts, an unknown third part or an empty part
-// is not a marker and is left alone.
+// than three colon-separated parts, a third part other than tag, name or
+// digest, or an empty part is not a marker and is left alone.
 func Find(data []byte) []Marker {
 	var out []Marker
 	eachLine(data, func(_ int, m Marker) { out = append(out, m) })
@@ -121,12 +129,12 @@ func Apply(data []byte, namespace string, images map[string]Image) (out []byte, 
 			res.Refused = append(res.Refused, m)
 			return
 		}
-		img, ok := images[m.Policy]
-		if !ok {
+		img, selected := images[m.Policy]
+		v, ok := img.value(m.Field)
+		if !selected || !ok {
 			res.Unresolved = append(res.Unresolved, m)
 			return
 		}
-		v := img.value(m.Field)
 		if v == m.Value {
 			return
 		}
@@ -297,8 +305,8 @@ func quoted(line string, i int) (end, after int, ok bool) {
 }
 
 // parseMarker reads the comment text after '#': exactly one JSON object with
-// the single key "$imagepolicy" whose value is ns:name, ns:name:tag or
-// ns:name:name.
+// the single key "$imagepolicy" whose value is ns:name, ns:name:tag,
+// ns:name:name or ns:name:digest.
 func parseMarker(comment string) (ns, policy string, field Field, ok bool) {
 	comment = strings.TrimSpace(comment)
 	if !strings.HasPrefix(comment, "{") || !strings.Contains(comment, "$imagepolicy") {
@@ -320,6 +328,8 @@ func parseMarker(comment string) (ns, policy string, field Field, ok bool) {
 		field = FieldTag
 	case len(parts) == 3 && parts[2] == "name":
 		field = FieldName
+	case len(parts) == 3 && parts[2] == "digest":
+		field = FieldDigest
 	case len(parts) == 3:
 		return "", "", 0, false
 	}
