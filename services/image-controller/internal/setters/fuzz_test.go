@@ -20,6 +20,9 @@ func FuzzSetters(f *testing.F) {
 		"images:\n- name: api\n  newTag: 1.0 # {\"$imagepolicy\": \"payments:api:tag\"}\n" +
 			"  digest: sha256:00 # {\"$imagepolicy\": \"payments:api:digest\"}\n",
 		"newDigest: 'sha256:00'\t# {\"$imagepolicy\":\"payments:web:digest\"}\r\n",
+		"patches:\n  - patch: |\n      value: x:1 # {\"$imagepolicy\": \"payments:api\"}\n\n" +
+			"    target:\n      image: x:1 # {\"$imagepolicy\": \"payments:api\"}\n",
+		"- - >-\n    x:1 # {\"$imagepolicy\": \"payments:api\"}\n  - x:1 # {\"$imagepolicy\": \"payments:api:digest\"}",
 	} {
 		f.Add([]byte(seed))
 	}

@@ -177,51 +177,57 @@ func eachLine(data []byte, fn func(offset int, m Marker)) {
 		switch {
 		case blockIndent >= 0 && (blank || indent > blockIndent):
 		default:
-			blockIndent = -1
-			if m, block, ok := parseLine(line); ok {
+			m, block, ok := parseLine(line)
+			if ok {
 				m.Line = n
 				fn(offset, m)
-			} else if block {
-				blockIndent = indent
 			}
+			blockIndent = block
 		}
 		offset = next
 	}
 }
 
 // parseLine finds `key: value # marker` or `- value # marker` in one line.
-// block reports a line whose value starts a block scalar.
-func parseLine(line string) (m Marker, block bool, ok bool) {
+// When the line's value starts a block scalar, block is the indentation its
+// text lines exceed: the column of the key, or of the last `- ` without one.
+// In `- patch: |` that is the column of patch, so a `target:` under it ends
+// the text. block is -1 otherwise.
+func parseLine(line string) (m Marker, block int, ok bool) {
 	i := skipSpaces(line, 0)
-	item := false
+	parent := -1
 	for strings.HasPrefix(line[i:], "- ") {
+		parent = i
 		i = skipSpaces(line, i+2)
-		item = true
 	}
 	if i < len(line) && line[i] == '#' {
-		return Marker{}, false, false
+		return Marker{}, -1, false
 	}
 	if k, ok := keyEnd(line, i); ok {
+		parent = i
 		i = skipSpaces(line, k)
-	} else if !item {
-		return Marker{}, false, false
+	} else if parent < 0 {
+		return Marker{}, -1, false
 	}
 	if i >= len(line) {
-		return Marker{}, false, false
+		return Marker{}, -1, false
 	}
 	start, end, after, ok := scalar(line, i)
 	if !ok {
-		return Marker{}, line[i] == '|' || line[i] == '>', false
+		if line[i] == '|' || line[i] == '>' {
+			return Marker{}, parent, false
+		}
+		return Marker{}, -1, false
 	}
 	hash := skipSpaces(line, after)
 	if hash == after || hash >= len(line) || line[hash] != '#' {
-		return Marker{}, false, false
+		return Marker{}, -1, false
 	}
 	ns, policy, field, ok := parseMarker(line[hash+1:])
 	if !ok {
-		return Marker{}, false, false
+		return Marker{}, -1, false
 	}
-	return Marker{Namespace: ns, Policy: policy, Field: field, Value: line[start:end], start: start, end: end}, false, true
+	return Marker{Namespace: ns, Policy: policy, Field: field, Value: line[start:end], start: start, end: end}, -1, true
 }
 
 func skipSpaces(s string, i int) int {
