@@ -45,7 +45,7 @@ type Request struct {
 	URL        string
 	Auth       transport.AuthMethod
 	Branch     string
-	// Path is the directory whose YAML files are rewritten; "" is the root.
+	// Path is the directory whose markerFiles are rewritten; "" is the root.
 	Path string
 	// Namespace is the Repository's; markers naming others are refused.
 	Namespace string
@@ -183,7 +183,7 @@ func transient(err error) bool {
 		!strings.Contains(err.Error(), "couldn't find remote ref")
 }
 
-// rewrite applies the markers of every YAML file under req.Path and returns
+// rewrite applies the markers of every markerFile under req.Path and returns
 // the changed paths.
 func rewrite(fs billy.Filesystem, req Request, out *Outcome) ([]string, error) {
 	root := path.Clean("/" + req.Path)
@@ -195,9 +195,8 @@ func rewrite(fs billy.Filesystem, req Request, out *Outcome) ([]string, error) {
 		if err != nil {
 			return err
 		}
-		ext := path.Ext(p)
 		// Symlinks are not followed: they could point outside the path.
-		if !info.Mode().IsRegular() || (ext != ".yaml" && ext != ".yml") || info.Size() > maxFileBytes {
+		if !info.Mode().IsRegular() || !markerFile(p) || info.Size() > maxFileBytes {
 			return nil
 		}
 		data, err := util.ReadFile(fs, p)
@@ -231,6 +230,14 @@ func rewrite(fs billy.Filesystem, req Request, out *Outcome) ([]string, error) {
 		return nil
 	})
 	return changed, err
+}
+
+// markerFile says whether a file is read for markers: YAML files, and
+// Kustomization, the one name kustomize and Flux read a kustomization from
+// without a YAML extension. Other files without extension are not YAML.
+func markerFile(p string) bool {
+	ext := path.Ext(p)
+	return ext == ".yaml" || ext == ".yml" || path.Base(p) == "Kustomization"
 }
 
 // message names each policy and the image it now selects.
