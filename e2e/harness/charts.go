@@ -10,13 +10,14 @@ import (
 	"helm.sh/helm/v3/pkg/chart/loader"
 
 	testchart "github.com/kuvryn/kuvryn-sync/pkg/testkit/chart"
+	testregistry "github.com/kuvryn/kuvryn-sync/pkg/testkit/registry"
 )
 
 // ChartServers serve Helm charts on loopback the two ways the guide names:
 // an in-memory OCI registry and a classic Helm repository (index.yaml and
 // archives). Both speak plain HTTP, so Applications set insecure: true.
 type ChartServers struct {
-	registry *testchart.Registry
+	registry *testregistry.Registry
 	helmRepo *testchart.HelmRepository
 
 	mu      sync.Mutex
@@ -26,13 +27,16 @@ type ChartServers struct {
 	down bool
 }
 
-func startChartServers() *ChartServers {
+func startChartServers() (*ChartServers, error) {
 	c := &ChartServers{}
-	c.registry = testchart.StartRegistry(c.unavailable)
+	var err error
+	if c.registry, err = testregistry.New(testregistry.Options{Wrap: c.unavailable}); err != nil {
+		return nil, err
+	}
 	c.helmRepo = testchart.StartHelmRepository(false, func(next http.Handler) http.Handler {
 		return c.unavailable(c.holdArchives(next))
 	})
-	return c
+	return c, nil
 }
 
 // SetUnavailable makes the OCI registry and the Helm repository answer
@@ -122,7 +126,7 @@ func (h *Hold) wait(r *http.Request) bool {
 
 // OCIRepository is the spec.source.render.helm.chart.repository of the
 // registry's charts, oci://127.0.0.1:<port>/charts.
-func (c *ChartServers) OCIRepository() string { return c.registry.Repository() }
+func (c *ChartServers) OCIRepository() string { return c.registry.ChartRepository() }
 
 // HelmRepository is the URL of the Helm repository, http://127.0.0.1:<port>.
 func (c *ChartServers) HelmRepository() string { return c.helmRepo.URL() }
@@ -136,7 +140,7 @@ func (c *ChartServers) Publish(archive []byte) (string, error) {
 		return "", fmt.Errorf("reading chart archive: %w", err)
 	}
 	md := ch.Metadata
-	if err := c.registry.Push(archive, md.Name, md.Version, nil); err != nil {
+	if err := c.registry.PushChart(archive, md.Name, md.Version); err != nil {
 		return "", err
 	}
 	c.mu.Lock()

@@ -109,7 +109,9 @@ func Start(ctx context.Context, o Options) (env *Env, err error) {
 	if env.Git, err = testgit.NewServer(testgit.Options{Root: o.GitRoot}); err != nil {
 		return nil, err
 	}
-	env.Charts = startChartServers()
+	if env.Charts, err = startChartServers(); err != nil {
+		return nil, err
+	}
 	return env, nil
 }
 

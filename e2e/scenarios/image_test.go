@@ -1,23 +1,17 @@
 package scenarios_test
 
 import (
-	"io"
-	"log"
-	"net/http/httptest"
 	"strings"
 	"testing"
 	"time"
 
-	"github.com/google/go-containerregistry/pkg/name"
-	"github.com/google/go-containerregistry/pkg/registry"
-	"github.com/google/go-containerregistry/pkg/v1/random"
-	"github.com/google/go-containerregistry/pkg/v1/remote"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	syncv1 "github.com/kuvryn/kuvryn-sync/apis/v1alpha1"
+	testregistry "github.com/kuvryn/kuvryn-sync/pkg/testkit/registry"
 )
 
 // TestE2E_NewImageTagBecomesACommitAndAwaitsApproval: a tag pushed to the
@@ -27,27 +21,11 @@ import (
 // new image.
 func TestE2E_NewImageTagBecomesACommitAndAwaitsApproval(t *testing.T) {
 	ns := namespace(t, "e2e-image")
-	reg := httptest.NewServer(registry.New(registry.Logger(log.New(io.Discard, "", 0))))
-	t.Cleanup(reg.Close)
-	image := strings.TrimPrefix(reg.URL, "http://") + "/acme/api"
+	reg := testregistry.Start(t, testregistry.Options{})
+	image := reg.Host() + "/acme/api"
 	push := func(tag string) string {
 		t.Helper()
-		img, err := random.Image(64, 1)
-		if err != nil {
-			t.Fatal(err)
-		}
-		ref, err := name.ParseReference(image + ":" + tag)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := remote.Write(ref, img); err != nil {
-			t.Fatal(err)
-		}
-		d, err := img.Digest()
-		if err != nil {
-			t.Fatal(err)
-		}
-		return image + ":" + tag + "@" + d.String()
+		return image + ":" + tag + "@" + reg.Push(t, "acme/api", tag)[tag].String()
 	}
 	first := push("1.0.0")
 

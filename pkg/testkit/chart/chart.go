@@ -1,6 +1,7 @@
-// Package chart serves Helm charts on loopback for tests, the two ways the
-// guide names: an in-memory OCI registry and a classic Helm repository
-// (index.yaml and archives). It is a test kit: no service links it.
+// Package chart serves Helm charts on loopback for tests from a classic Helm
+// repository (index.yaml and archives), and builds chart archives; the OCI
+// registry the guide names beside it is the registry kit's
+// (pkg/testkit/registry). It is a test kit: no service links it.
 package chart
 
 import (
@@ -11,22 +12,17 @@ import (
 	"encoding/hex"
 	"fmt"
 	"io"
-	"log"
 	"net/http"
 	"net/http/httptest"
 	"os"
-	"path/filepath"
 	"sort"
 	"strings"
 	"sync"
 
-	ggcrregistry "github.com/google/go-containerregistry/pkg/registry"
 	helmchart "helm.sh/helm/v3/pkg/chart"
 	"helm.sh/helm/v3/pkg/chart/loader"
 	"helm.sh/helm/v3/pkg/chartutil"
-	"helm.sh/helm/v3/pkg/registry"
 	"helm.sh/helm/v3/pkg/repo"
-	"oras.land/oras-go/v2/registry/remote/auth"
 	"sigs.k8s.io/yaml"
 )
 
@@ -40,53 +36,6 @@ func wrapped(wrap Wrap, h http.Handler) http.Handler {
 	}
 	return wrap(h)
 }
-
-// Registry is go-containerregistry's in-memory OCI registry over plain HTTP
-// on loopback, so Applications pulling from it set insecure: true.
-type Registry struct {
-	srv *httptest.Server
-	// Host is 127.0.0.1:<port>.
-	Host string
-}
-
-// StartRegistry starts a registry; Close stops it.
-func StartRegistry(wrap Wrap) *Registry {
-	srv := httptest.NewServer(wrapped(wrap, ggcrregistry.New(ggcrregistry.Logger(log.New(io.Discard, "", 0)))))
-	return &Registry{srv: srv, Host: strings.TrimPrefix(srv.URL, "http://")}
-}
-
-// Repository is the spec.source.render.helm.chart.repository of the
-// registry's charts, oci://127.0.0.1:<port>/charts.
-func (r *Registry) Repository() string { return "oci://" + r.Host + "/charts" }
-
-// Push uploads archive as charts/<name>:<version> with Helm's registry
-// client, as `helm push` does, signing in with creds when they are set.
-func (r *Registry) Push(archive []byte, name, version string, creds *auth.Credential) error {
-	dir, err := os.MkdirTemp("", "kuvryn-registry-credentials-")
-	if err != nil {
-		return err
-	}
-	defer os.RemoveAll(dir)
-	authorizer := auth.Client{Client: http.DefaultClient}
-	if creds != nil {
-		authorizer.Credential = auth.StaticCredential(r.Host, *creds)
-	}
-	client, err := registry.NewClient(
-		registry.ClientOptPlainHTTP(),
-		registry.ClientOptAuthorizer(authorizer),
-		registry.ClientOptCredentialsFile(filepath.Join(dir, "config.json")),
-	)
-	if err != nil {
-		return err
-	}
-	if _, err := client.Push(archive, r.Host+"/charts/"+name+":"+version); err != nil {
-		return fmt.Errorf("pushing chart %s %s: %w", name, version, err)
-	}
-	return nil
-}
-
-// Close stops the registry.
-func (r *Registry) Close() { r.srv.Close() }
 
 // HelmRepository serves files by URL path, index.yaml among them.
 type HelmRepository struct {

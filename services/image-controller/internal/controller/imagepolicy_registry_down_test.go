@@ -9,14 +9,15 @@ import (
 
 	syncv1 "github.com/kuvryn/kuvryn-sync/apis/v1alpha1"
 	"github.com/kuvryn/kuvryn-sync/pkg/testkit/controlplane"
-	"github.com/kuvryn/kuvryn-sync/services/image-controller/internal/testregistry"
+	testregistry "github.com/kuvryn/kuvryn-sync/pkg/testkit/registry"
 )
 
 // A registry that is down heals by itself: the scan is retried within
 // seconds, backing off, and not only after the policy's hour-long interval.
 func TestImagePolicy_RegistryUpLateIsScannedWithinAMinute(t *testing.T) {
 	ns := newNamespace(t)
-	reg := testregistry.Down(t, "", "")
+	reg := testregistry.Start(t, testregistry.Options{})
+	reg.Stop() // down from the start: its address refuses connections
 	image := reg.Host() + "/acme/api"
 	create(t, semver(ns, "api", image, "1.x"))
 
@@ -30,7 +31,9 @@ func TestImagePolicy_RegistryUpLateIsScannedWithinAMinute(t *testing.T) {
 		}
 	}
 
-	reg.Up(t)
+	if err := reg.Start(); err != nil {
+		t.Fatal(err)
+	}
 	d := reg.Push(t, "acme/api", "1.0.0")
 	up := time.Now()
 	want := image + ":1.0.0@" + d["1.0.0"].String()

@@ -8,12 +8,12 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	syncv1 "github.com/kuvryn/kuvryn-sync/apis/v1alpha1"
-	"github.com/kuvryn/kuvryn-sync/services/image-controller/internal/testregistry"
+	testregistry "github.com/kuvryn/kuvryn-sync/pkg/testkit/registry"
 )
 
 func TestImagePolicy_SelectsAndRescansOnRequest(t *testing.T) {
 	ns := newNamespace(t)
-	reg := testregistry.Start(t, "", "")
+	reg := testregistry.Start(t, testregistry.Options{})
 	d := reg.Push(t, "acme/api", "1.0.0", "1.1.0", "2.0.0-rc.1")
 	image := reg.Host() + "/acme/api"
 	successes := scans(t, "success")
@@ -41,8 +41,8 @@ func TestImagePolicy_SelectsAndRescansOnRequest(t *testing.T) {
 
 func TestImagePolicy_ReportsWhyNothingIsSelected(t *testing.T) {
 	ns := newNamespace(t)
-	reg := testregistry.Start(t, "", "")
-	private := testregistry.Start(t, "robot", "s3cret")
+	reg := testregistry.Start(t, testregistry.Options{})
+	private := testregistry.Start(t, testregistry.Options{Username: "robot", Password: "s3cret"})
 	reg.Push(t, "acme/api", "1.0.0")
 	private.Push(t, "acme/api", "1.0.0")
 	dockerConfig := func(name string, labelled bool) *corev1.Secret {

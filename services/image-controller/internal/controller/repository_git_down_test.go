@@ -9,14 +9,14 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	syncv1 "github.com/kuvryn/kuvryn-sync/apis/v1alpha1"
-	"github.com/kuvryn/kuvryn-sync/services/image-controller/internal/testregistry"
+	testregistry "github.com/kuvryn/kuvryn-sync/pkg/testkit/registry"
 )
 
 // A Git server that is down heals by itself: the write-back is tried again
 // within seconds, backing off, and the condition says when.
 func TestRepository_WriteBackToAGitServerThatIsDownIsRetriedWithBackoff(t *testing.T) {
 	ns := newNamespace(t)
-	reg := testregistry.Start(t, "", "")
+	reg := testregistry.Start(t, testregistry.Options{})
 	reg.Push(t, "acme/api", "1.0.0")
 	create(t, semver(ns, "api", reg.Host()+"/acme/api", "1.x"))
 	create(t, &corev1.Secret{

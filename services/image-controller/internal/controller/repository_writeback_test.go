@@ -7,12 +7,12 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	syncv1 "github.com/kuvryn/kuvryn-sync/apis/v1alpha1"
-	"github.com/kuvryn/kuvryn-sync/services/image-controller/internal/testregistry"
+	testregistry "github.com/kuvryn/kuvryn-sync/pkg/testkit/registry"
 )
 
 func TestRepository_CommitsEachNewlySelectedImage(t *testing.T) {
 	ns := newNamespace(t)
-	reg := testregistry.Start(t, "", "")
+	reg := testregistry.Start(t, testregistry.Options{})
 	reg.Push(t, "acme/api", "1.0.0")
 	image := reg.Host() + "/acme/api"
 	deploy := "# api\nspec:\n  containers:\n    - name: api\n" +
@@ -62,7 +62,7 @@ func TestRepository_CommitsEachNewlySelectedImage(t *testing.T) {
 
 func TestRepository_RefusesMarkersOfOtherNamespaces(t *testing.T) {
 	ns := newNamespace(t)
-	reg := testregistry.Start(t, "", "")
+	reg := testregistry.Start(t, testregistry.Options{})
 	reg.Push(t, "acme/api", "1.0.0")
 	image := reg.Host() + "/acme/api"
 	content := "a: 1\n" +

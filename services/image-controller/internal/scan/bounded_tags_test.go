@@ -5,11 +5,11 @@ import (
 	"testing"
 
 	syncv1 "github.com/kuvryn/kuvryn-sync/apis/v1alpha1"
-	"github.com/kuvryn/kuvryn-sync/services/image-controller/internal/testregistry"
+	testregistry "github.com/kuvryn/kuvryn-sync/pkg/testkit/registry"
 )
 
 func TestScan_BoundsTheTagList(t *testing.T) {
-	reg := testregistry.Start(t, "", "")
+	reg := testregistry.Start(t, testregistry.Options{})
 	var tags []string
 	for i := range 30 {
 		tags = append(tags, fmt.Sprintf("1.0.%d", i))

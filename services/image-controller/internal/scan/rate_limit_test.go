@@ -6,7 +6,7 @@ import (
 	"time"
 
 	syncv1 "github.com/kuvryn/kuvryn-sync/apis/v1alpha1"
-	"github.com/kuvryn/kuvryn-sync/services/image-controller/internal/testregistry"
+	testregistry "github.com/kuvryn/kuvryn-sync/pkg/testkit/registry"
 )
 
 func TestScan_RateLimitsEachRegistryHost(t *testing.T) {
@@ -15,8 +15,8 @@ func TestScan_RateLimitsEachRegistryHost(t *testing.T) {
 		burst    = 2
 		policies = 6
 	)
-	busy := testregistry.Start(t, "", "")
-	other := testregistry.Start(t, "", "")
+	busy := testregistry.Start(t, testregistry.Options{})
+	other := testregistry.Start(t, testregistry.Options{})
 	busy.Push(t, "acme/api", "1.0.0", "1.1.0")
 	other.Push(t, "acme/web", "1.0.0")
 	busy.Requests.Store(0)

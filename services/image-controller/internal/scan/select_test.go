@@ -7,7 +7,7 @@ import (
 	"github.com/google/go-containerregistry/pkg/authn"
 
 	syncv1 "github.com/kuvryn/kuvryn-sync/apis/v1alpha1"
-	"github.com/kuvryn/kuvryn-sync/services/image-controller/internal/testregistry"
+	testregistry "github.com/kuvryn/kuvryn-sync/pkg/testkit/registry"
 )
 
 func semverPolicy(r string) syncv1.ImageSelectionPolicy {
@@ -19,8 +19,8 @@ func patternPolicy(regex, extract, sort, order string) syncv1.ImageSelectionPoli
 }
 
 func TestScan_SelectsWhatUsersExpect(t *testing.T) {
-	reg := testregistry.Start(t, "", "")
-	private := testregistry.Start(t, "robot", "s3cret")
+	reg := testregistry.Start(t, testregistry.Options{})
+	private := testregistry.Start(t, testregistry.Options{Username: "robot", Password: "s3cret"})
 	release := []string{"0.9.0", "1.0.0", "v1.2.0", "1.10.0", "1.11.0-rc.1", "2.0.0", "latest"}
 	builds := []string{"main-7-abc", "main-12-def", "main-9-fff", "feature-99-aaa", "RELEASE.2024-01-02", "RELEASE.2023-12-31"}
 
@@ -75,7 +75,7 @@ func TestScan_SelectsWhatUsersExpect(t *testing.T) {
 }
 
 func TestScan_DigestFollowsMovingTag(t *testing.T) {
-	reg := testregistry.Start(t, "", "")
+	reg := testregistry.Start(t, testregistry.Options{})
 	s := New(Options{QPS: 1000, Burst: 100})
 	spec := syncv1.ImagePolicySpec{Image: reg.Host() + "/acme/api",
 		Policy: syncv1.ImageSelectionPolicy{Digest: &syncv1.DigestPolicy{Tag: "main"}}}
@@ -92,7 +92,7 @@ func TestScan_DigestFollowsMovingTag(t *testing.T) {
 }
 
 func TestScan_RefusesWrongRegistryPassword(t *testing.T) {
-	reg := testregistry.Start(t, "robot", "s3cret")
+	reg := testregistry.Start(t, testregistry.Options{Username: "robot", Password: "s3cret"})
 	reg.Push(t, "acme/api", "1.0.0")
 	spec := syncv1.ImagePolicySpec{Image: reg.Host() + "/acme/api", Policy: semverPolicy("1.x")}
 	for _, auth := range []authn.Authenticator{nil, basic("robot", "wrong")} {

@@ -48,7 +48,7 @@ func TestPull_CacheHitMakesNoRequestAndMarksTheEntryUsed(t *testing.T) {
 
 func TestPull_CacheIsKeptPerNamespaceAndCredentials(t *testing.T) {
 	reg := newOCIRegistry(t, testCreds)
-	reg.push(t, testCreds, "api", "1.2.3", packageChart(t, "api", "1.2.3", nil))
+	reg.push(t, "api", "1.2.3", packageChart(t, "api", "1.2.3", nil))
 	p := &Puller{Dir: t.TempDir()}
 	other := &Credentials{Username: testCreds.Username, Password: testCreds.Password}
 
@@ -87,8 +87,8 @@ func TestPull_VersionBumpChangesTheSHA256(t *testing.T) {
 	reg := newOCIRegistry(t, nil)
 	v1 := packageChart(t, "api", "1.0.0", nil)
 	v2 := packageChart(t, "api", "1.0.1", nil)
-	reg.push(t, nil, "api", "1.0.0", v1)
-	reg.push(t, nil, "api", "1.0.1", v2)
+	reg.push(t, "api", "1.0.0", v1)
+	reg.push(t, "api", "1.0.1", v2)
 	p := &Puller{Dir: t.TempDir()}
 
 	a := mustPull(t, p, reg.ref("api", "1.0.0"), "payments", nil)
@@ -120,8 +120,8 @@ func TestPull_CorruptCacheEntryIsPulledAgain(t *testing.T) {
 
 func TestPrune_RemovesOnlyChartsUnusedLongerThanMaxUnused(t *testing.T) {
 	reg := newOCIRegistry(t, nil)
-	reg.push(t, nil, "api", "1.0.0", packageChart(t, "api", "1.0.0", nil))
-	reg.push(t, nil, "worker", "1.0.0", packageChart(t, "worker", "1.0.0", nil))
+	reg.push(t, "api", "1.0.0", packageChart(t, "api", "1.0.0", nil))
+	reg.push(t, "worker", "1.0.0", packageChart(t, "worker", "1.0.0", nil))
 	start := time.Date(2030, 1, 1, 0, 0, 0, 0, time.UTC)
 	c := &clock{t: start}
 	p := &Puller{Dir: t.TempDir(), Now: c.now}

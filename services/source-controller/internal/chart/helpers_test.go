@@ -18,9 +18,9 @@ import (
 
 	helmchart "helm.sh/helm/v3/pkg/chart"
 	"helm.sh/helm/v3/pkg/chartutil"
-	"oras.land/oras-go/v2/registry/remote/auth"
 
 	testchart "github.com/kuvryn/kuvryn-sync/pkg/testkit/chart"
+	testregistry "github.com/kuvryn/kuvryn-sync/pkg/testkit/registry"
 )
 
 var testCreds = &Credentials{Username: "robot", Password: "s3cret-registry-password"}
@@ -134,37 +134,32 @@ func (c *counter) sawAuthorization() bool {
 	return false
 }
 
-// ociRegistry is the test kit's OCI registry on loopback, counting
-// requests and requiring creds when they are set.
-type ociRegistry struct {
-	*testchart.Registry
-	host string
-	counter
-}
+// ociRegistry is the test kit's OCI registry on loopback, requiring creds
+// when they are set.
+type ociRegistry struct{ *testregistry.Registry }
 
 func newOCIRegistry(t *testing.T, creds *Credentials) *ociRegistry {
 	t.Helper()
-	r := &ociRegistry{}
-	r.Registry = testchart.StartRegistry(func(h http.Handler) http.Handler { return r.wrap(creds, h) })
-	t.Cleanup(r.Close)
-	r.host = r.Host
-	return r
+	var opts testregistry.Options
+	if creds != nil {
+		opts.Username, opts.Password = creds.Username, creds.Password
+	}
+	return &ociRegistry{testregistry.Start(t, opts)}
 }
 
-// push uploads archive as charts/<name>:<version> with Helm's registry client.
-func (r *ociRegistry) push(t *testing.T, creds *Credentials, name, version string, archive []byte) {
+// push uploads archive as charts/<name>:<version> with Helm's registry
+// client, signing in with the registry's credentials.
+func (r *ociRegistry) push(t *testing.T, name, version string, archive []byte) {
 	t.Helper()
-	var c *auth.Credential
-	if creds != nil {
-		c = &auth.Credential{Username: creds.Username, Password: creds.Password}
-	}
-	if err := r.Push(archive, name, version, c); err != nil {
+	if err := r.PushChart(archive, name, version); err != nil {
 		t.Fatal(err)
 	}
 }
 
+func (r *ociRegistry) requests() int64 { return r.Requests.Load() }
+
 func (r *ociRegistry) ref(name, version string) Ref {
-	return Ref{Repository: r.Repository(), Name: name, Version: version, Insecure: true}
+	return Ref{Repository: r.ChartRepository(), Name: name, Version: version, Insecure: true}
 }
 
 // chartRepo is the test kit's Helm repository over https, counting requests.

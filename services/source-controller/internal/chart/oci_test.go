@@ -15,8 +15,8 @@ func TestPull_OCIRegistryByExactVersion(t *testing.T) {
 	reg := newOCIRegistry(t, nil)
 	plain := packageChart(t, "api", "1.2.3", nil)
 	prefixed := packageChart(t, "worker", "v2.0.0", nil)
-	reg.push(t, nil, "api", "1.2.3", plain)
-	reg.push(t, nil, "worker", "v2.0.0", prefixed)
+	reg.push(t, "api", "1.2.3", plain)
+	reg.push(t, "worker", "v2.0.0", prefixed)
 
 	for _, tc := range []struct {
 		name, chart, version, wantVersion string
@@ -44,7 +44,7 @@ func TestPull_OCIRegistryByExactVersion(t *testing.T) {
 
 func TestPull_OCIMissingVersionNamesTheTagsTried(t *testing.T) {
 	reg := newOCIRegistry(t, nil)
-	reg.push(t, nil, "api", "1.2.3", packageChart(t, "api", "1.2.3", nil))
+	reg.push(t, "api", "1.2.3", packageChart(t, "api", "1.2.3", nil))
 
 	_, err := (&Puller{Dir: t.TempDir()}).Pull(context.Background(), reg.ref("api", "1.2.4"), "payments", nil)
 	if err == nil || !strings.Contains(err.Error(), "not found") || !strings.Contains(err.Error(), "1.2.4 and v1.2.4") {
@@ -54,7 +54,7 @@ func TestPull_OCIMissingVersionNamesTheTagsTried(t *testing.T) {
 
 func TestPull_OCIPlainHTTPNeedsInsecure(t *testing.T) {
 	reg := newOCIRegistry(t, nil)
-	reg.push(t, nil, "api", "1.2.3", packageChart(t, "api", "1.2.3", nil))
+	reg.push(t, "api", "1.2.3", packageChart(t, "api", "1.2.3", nil))
 	ref := reg.ref("api", "1.2.3")
 	ref.Insecure = false
 
@@ -65,7 +65,7 @@ func TestPull_OCIPlainHTTPNeedsInsecure(t *testing.T) {
 
 func TestPull_OCIForwardsCredentials(t *testing.T) {
 	reg := newOCIRegistry(t, testCreds)
-	reg.push(t, testCreds, "api", "1.2.3", packageChart(t, "api", "1.2.3", nil))
+	reg.push(t, "api", "1.2.3", packageChart(t, "api", "1.2.3", nil))
 	p := &Puller{Dir: t.TempDir()}
 
 	if _, err := p.Pull(context.Background(), reg.ref("api", "1.2.3"), "payments", nil); err == nil {
@@ -78,10 +78,10 @@ func TestPull_OCIForwardsCredentials(t *testing.T) {
 // be used: only the caller's credentials count.
 func TestPull_OCIIgnoresLocalHelmAndDockerCredentials(t *testing.T) {
 	reg := newOCIRegistry(t, testCreds)
-	reg.push(t, testCreds, "api", "1.2.3", packageChart(t, "api", "1.2.3", nil))
+	reg.push(t, "api", "1.2.3", packageChart(t, "api", "1.2.3", nil))
 
 	home := t.TempDir()
-	config := `{"auths":{"` + reg.host + `":{"auth":"` +
+	config := `{"auths":{"` + reg.Host() + `":{"auth":"` +
 		base64.StdEncoding.EncodeToString([]byte(testCreds.Username+":"+testCreds.Password)) + `"}}}`
 	configPath := filepath.Join(home, "config.json")
 	if err := os.WriteFile(configPath, []byte(config), 0o600); err != nil {
@@ -101,7 +101,7 @@ func TestPull_OCIIgnoresLocalHelmAndDockerCredentials(t *testing.T) {
 
 func TestPull_OCIRefusesOversizeArchives(t *testing.T) {
 	reg := newOCIRegistry(t, nil)
-	reg.push(t, nil, "big", "1.0.0", packageChart(t, "big", "1.0.0", map[string][]byte{"files/padding": randomBytes(t, 256<<10)}))
+	reg.push(t, "big", "1.0.0", packageChart(t, "big", "1.0.0", map[string][]byte{"files/padding": randomBytes(t, 256<<10)}))
 	p := &Puller{Dir: t.TempDir(), MaxArchiveBytes: 64 << 10}
 
 	_, err := p.Pull(context.Background(), reg.ref("big", "1.0.0"), "payments", nil)

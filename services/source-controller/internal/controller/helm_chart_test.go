@@ -15,6 +15,7 @@ import (
 	syncv1 "github.com/kuvryn/kuvryn-sync/apis/v1alpha1"
 	"github.com/kuvryn/kuvryn-sync/pkg/desiredstate"
 	testchart "github.com/kuvryn/kuvryn-sync/pkg/testkit/chart"
+	testregistry "github.com/kuvryn/kuvryn-sync/pkg/testkit/registry"
 )
 
 // demoTemplate shows where each value came from and which chart version
@@ -54,17 +55,15 @@ func packageDemoChart(t *testing.T, version string) []byte {
 
 // newOCIRegistry serves an in-memory OCI registry on loopback for the
 // test's lifetime.
-func newOCIRegistry(t *testing.T) *testchart.Registry {
+func newOCIRegistry(t *testing.T) *testregistry.Registry {
 	t.Helper()
-	r := testchart.StartRegistry(nil)
-	t.Cleanup(r.Close)
-	return r
+	return testregistry.Start(t, testregistry.Options{})
 }
 
 // pushChart uploads archive as charts/<name>:<version>, as `helm push` does.
-func pushChart(t *testing.T, r *testchart.Registry, name, version string, archive []byte) {
+func pushChart(t *testing.T, r *testregistry.Registry, name, version string, archive []byte) {
 	t.Helper()
-	if err := r.Push(archive, name, version, nil); err != nil {
+	if err := r.PushChart(archive, name, version); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -109,7 +108,7 @@ func TestHelmChart_VersionBumpRecordsNewSHA256(t *testing.T) {
 	newRepository(t, ns, "platform", map[string]string{
 		"envs/prod/values.yaml": "color: blue\nsize: large\n",
 	})
-	repository := host.Repository()
+	repository := host.ChartRepository()
 	app := &syncv1.Application{
 		ObjectMeta: metav1.ObjectMeta{Name: "demo", Namespace: ns},
 		Spec: syncv1.ApplicationSpec{Source: syncv1.ApplicationSource{

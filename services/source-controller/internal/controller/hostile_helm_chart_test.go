@@ -206,7 +206,7 @@ func TestHostileHelmChart_EveryChartIsRefusedAndNothingRenders(t *testing.T) {
 			helmRepo.Serve("/"+tc.chart+"/index.yaml", tc.index)
 		case tc.oci:
 			pushChart(t, registry, tc.chart, "1.0.0", archive)
-			repository = registry.Repository()
+			repository = registry.ChartRepository()
 		default:
 			if err := helmRepo.Publish("/"+tc.chart, testchart.Entry{Name: tc.chart, Version: "1.0.0", URL: tc.chart + "-1.0.0.tgz", Archive: archive}); err != nil {
 				t.Fatal(err)

@@ -89,7 +89,7 @@ func TestRetry_SourceServerUpLate_IsRetriedWithinAMinute(t *testing.T) {
 		{"chart registry", func(t *testing.T, ns string) func() *metav1.Condition {
 			host := newOCIRegistry(t)
 			pushChart(t, host, "demo", "1.0.0", packageDemoChart(t, "1.0.0"))
-			addr := serveLate(t, "http://"+host.Host, late)
+			addr := serveLate(t, "http://"+host.Host(), late)
 			newRepository(t, ns, "platform", map[string]string{"envs/prod/values.yaml": "color: blue\n"})
 			app := &syncv1.Application{
 				ObjectMeta: metav1.ObjectMeta{Name: "demo", Namespace: ns},
