@@ -7,8 +7,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	syncv1 "github.com/kuvryn/kuvryn-sync/apis/v1alpha1"
+	testregistry "github.com/kuvryn/kuvryn-sync/pkg/testkit/registry"
 	"github.com/kuvryn/kuvryn-sync/services/image-controller/internal/setters"
-	"github.com/kuvryn/kuvryn-sync/services/image-controller/internal/testregistry"
 )
 
 // A Flux repository moves over unchanged: a kustomization named
@@ -16,7 +16,7 @@ import (
 // after a patch's block text gets the scanned image's parts, byte for byte.
 func TestRepository_WritesFluxKustomizationShapes(t *testing.T) {
 	ns := newNamespace(t)
-	reg := testregistry.Start(t, "", "")
+	reg := testregistry.Start(t, testregistry.Options{})
 	reg.Push(t, "acme/api", "1.0.0")
 	image := reg.Host() + "/acme/api"
 	const oldDigest = "sha256:0000000000000000000000000000000000000000000000000000000000000000"
