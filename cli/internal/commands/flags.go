@@ -152,7 +152,7 @@ func getRevision(ctx context.Context, k8s client.Client, app *syncv1.Application
 		}
 		return nil, fmt.Errorf("reading Revision %s/%s: %w", app.Namespace, name, err)
 	}
-	if rev.Spec.ApplicationName != app.Name {
+	if !rev.BelongsTo(client.ObjectKeyFromObject(app)) {
 		return nil, fmt.Errorf("Revision %s/%s belongs to Application %s, not %s", app.Namespace, name, rev.Spec.ApplicationName, app.Name)
 	}
 	return rev, nil

@@ -49,7 +49,7 @@ func (r *applicationReconciler) Reconcile(ctx context.Context, req ctrl.Request)
 	}
 	var revs syncv1.RevisionList
 	if err := r.client.List(ctx, &revs, client.InNamespace(app.Namespace),
-		client.MatchingFields{revisionApplicationIndex: app.Name}); err != nil {
+		client.MatchingFields{syncv1.RevisionApplicationField: app.Name}); err != nil {
 		return ctrl.Result{}, fmt.Errorf("listing the Revisions of Application %s/%s: %w", app.Namespace, app.Name, err)
 	}
 	sort.Slice(revs.Items, func(i, j int) bool { return revs.Items[i].Name < revs.Items[j].Name })

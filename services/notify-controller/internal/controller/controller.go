@@ -28,8 +28,6 @@ import (
 )
 
 const (
-	// revisionApplicationIndex indexes Revisions by spec.applicationName.
-	revisionApplicationIndex = "spec.applicationName"
 	// applicationSinkIndex indexes Applications by the sinks they subscribe to.
 	applicationSinkIndex = "spec.notifications.sinkRef.name"
 	// resync re-reads the Secrets of ready sinks: the controller may not
@@ -81,10 +79,8 @@ func Setup(ctx context.Context, mgr ctrl.Manager, o Options) (*Controllers, erro
 }
 
 func index(ctx context.Context, mgr ctrl.Manager) error {
-	if err := mgr.GetFieldIndexer().IndexField(ctx, &syncv1.Revision{}, revisionApplicationIndex, func(obj client.Object) []string {
-		return []string{obj.(*syncv1.Revision).Spec.ApplicationName}
-	}); err != nil {
-		return fmt.Errorf("indexing Revisions by %s: %w", revisionApplicationIndex, err)
+	if err := manager.IndexRevisionsByApplication(ctx, mgr.GetFieldIndexer()); err != nil {
+		return err
 	}
 	if err := mgr.GetFieldIndexer().IndexField(ctx, &syncv1.Application{}, applicationSinkIndex, func(obj client.Object) []string {
 		var names []string
@@ -166,12 +162,13 @@ func (r *applicationReconciler) revisionEvents() handler.EventHandler {
 	}
 }
 
+// applicationOf is the Application a Revision belongs to.
 func applicationOf(obj client.Object) (types.NamespacedName, bool) {
 	rev, ok := obj.(*syncv1.Revision)
-	if !ok || rev.Spec.ApplicationName == "" {
+	if !ok {
 		return types.NamespacedName{}, false
 	}
-	return types.NamespacedName{Namespace: rev.Namespace, Name: rev.Spec.ApplicationName}, true
+	return rev.ApplicationKey(), true
 }
 
 // sinkEvents wakes the Applications that subscribe to a sink, so their

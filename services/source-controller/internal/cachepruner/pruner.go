@@ -108,7 +108,7 @@ func (p *Pruner) references(ctx context.Context) (map[gitrepo.RepoKey]map[string
 		repoOf[client.ObjectKeyFromObject(&a)] = gitrepo.RepoKey{Namespace: a.Namespace, Name: a.Spec.Source.RepositoryRef.Name}
 	}
 	for _, rev := range revs.Items {
-		k, ok := repoOf[client.ObjectKey{Namespace: rev.Namespace, Name: rev.Spec.ApplicationName}]
+		k, ok := repoOf[rev.ApplicationKey()]
 		if ok && rev.Status.Source != nil {
 			add(k, rev.Status.Source.Commit)
 		}

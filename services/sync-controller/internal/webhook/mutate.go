@@ -11,6 +11,7 @@ import (
 
 	"gomodules.xyz/jsonpatch/v2"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
 
@@ -199,7 +200,7 @@ func (r record) revision(ctx context.Context, annotation, name string) (*syncv1.
 	if err != nil {
 		return nil, fmt.Errorf("reading Revision %s/%s named by annotation %s: %w", r.namespace, name, annotation, err)
 	}
-	if rev.Spec.ApplicationName != r.application {
+	if !rev.BelongsTo(types.NamespacedName{Namespace: r.namespace, Name: r.application}) {
 		return nil, refuse("annotation %s: Revision %s/%s belongs to Application %q, not %q",
 			annotation, r.namespace, name, rev.Spec.ApplicationName, r.application)
 	}

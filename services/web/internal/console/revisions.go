@@ -56,11 +56,3 @@ func shortDigest(d string) string {
 	}
 	return algo + ":" + hex[:12]
 }
-
-// applicationOf is the Application a Revision belongs to.
-func applicationOf(rev *syncv1.Revision) string {
-	if rev.Spec.ApplicationName != "" {
-		return rev.Spec.ApplicationName
-	}
-	return rev.Labels[syncv1.ApplicationLabel]
-}
