@@ -190,7 +190,7 @@ func (r *applicationReconciler) notification(app *syncv1.Application, o transiti
 		n.Plan = &payload.Plan{Digest: p.Digest, Summary: p.Summary}
 	}
 	if o.Event == syncv1.NotificationAwaitingApproval {
-		n.ApproveCommand = payload.ApproveCommand(app.Namespace, app.Name, rev.Name)
+		n.ApproveCommand = app.ApproveCommand(rev.Name)
 	}
 	return n
 }

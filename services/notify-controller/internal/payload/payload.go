@@ -37,7 +37,7 @@ type Notification struct {
 	// sync-controller wrote it: Secret values redacted, bounded.
 	Message string `json:"message,omitempty"`
 	Plan    *Plan  `json:"plan,omitempty"`
-	// ApproveCommand approves exactly this Revision; AwaitingApproval only.
+	// ApproveCommand approves exactly this Revision (syncv1.Application.ApproveCommand); AwaitingApproval only.
 	ApproveCommand string    `json:"approveCommand,omitempty"`
 	Time           time.Time `json:"time"`
 }
@@ -52,13 +52,6 @@ type ApplicationRef struct {
 type Plan struct {
 	Digest  string             `json:"digest"`
 	Summary syncv1.PlanSummary `json:"summary"`
-}
-
-// ApproveCommand is the ksync command that approves rev of the Application.
-// It names the Revision, so that a newer desired state is not approved by
-// mistake; ksync shows the plan digest and asks before it approves.
-func ApproveCommand(namespace, app, rev string) string {
-	return fmt.Sprintf("ksync approve %s -n %s --revision %s", app, namespace, rev)
 }
 
 // Webhook is the JSON body of a webhook delivery.

@@ -25,7 +25,7 @@ func TestSlack_ShortTextWithTheApproveCommand(t *testing.T) {
 		want string
 	}{
 		{name: "awaiting approval", n: Notification{Event: syncv1.NotificationAwaitingApproval, Revision: "api-1", SourceRevision: "0123456789abcdef",
-			Plan: plan, ApproveCommand: ApproveCommand("payments", "api", "api-1")},
+			Plan: plan, ApproveCommand: "ksync approve api -n payments --revision api-1"},
 			want: "payments/api: Revision api-1 (commit 0123456789ab) is waiting for approval (plan: 1 to create, 2 to update, 0 to delete, 0 unchanged)\n" +
 				"Approve with: `ksync approve api -n payments --revision api-1`"},
 		{name: "failed", n: Notification{Event: syncv1.NotificationFailed, Revision: "api-1", Reason: "HookFailed", Message: "Job migrate failed"},

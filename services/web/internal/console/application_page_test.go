@@ -79,7 +79,7 @@ func TestApplicationPage_ShowsPlanHistoryAndTheApproveCommand(t *testing.T) {
 	}
 	for _, want := range []string{
 		"shop-0123456789", "shop-aaaaaaaaaa", "AwaitingApproval", "waits for approval",
-		"sha256:" + strings.Repeat("cd", 32), "ksync approve shop -n " + f.ns,
+		"sha256:" + strings.Repeat("cd", 32), "ksync approve shop -n " + f.ns + " --revision shop-0123456789",
 		"-  level: info", "level: debug", "Deployment", "migrate", "pre-sync",
 		"Deployment api is not available", "ImagePullBackOff",
 		"alice@example.com", "sha256:feed", "HealthFailure", "rollback",

@@ -110,7 +110,7 @@ func TestBrowser_ViewerSignsInAndReads(t *testing.T) {
 	for sel, want := range map[string]string{
 		"#plan-digest":     "sha256:" + strings.Repeat("cd", 32),
 		"#plan":            "level: debug",
-		"#approve-command": "ksync approve shop -n " + f.ns,
+		"#approve-command": "ksync approve shop -n " + f.ns + " --revision shop-0123456789",
 		"#history":         "alice@example.com",
 		"#diagnosis":       "ImagePullBackOff",
 		"#annotations":     "javascript:alert(1)",

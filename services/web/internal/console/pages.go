@@ -31,7 +31,6 @@ func parseTemplates() (*template.Template, error) {
 		"link":  safeLink,
 		"ago":   ago,
 		"short": shortDigest,
-		"appOf": applicationOf,
 		"time": func(t *metav1.Time) string {
 			if t == nil || t.IsZero() {
 				return ""
@@ -278,7 +277,7 @@ func (c *Console) application(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	if app.Status.Phase == syncv1.PhaseAwaitingApproval {
-		page.Approve = fmt.Sprintf("ksync approve %s -n %s", app.Name, app.Namespace)
+		page.Approve = app.ApproveCommand(app.Status.DesiredRevision)
 	}
 	for k, v := range app.Annotations {
 		page.Annotations = append(page.Annotations, keyValue{k, v})
