@@ -39,16 +39,14 @@ func rollbackCommand(e *env) *cli.Command {
 			if err != nil {
 				return err
 			}
-			// What the sync-controller will hold: the desired Revision, even
-			// one that never deployed (a failing hook), else the deployed one.
-			from := app.Status.DesiredRevision
-			if from == "" {
-				from = app.Status.DeployedRevision
+			// The sync-controller decides what it holds by the same rule
+			// when the rollout of target starts.
+			held := app.Status.RollbackHold(target)
+			if held == "" {
+				fmt.Fprintf(e.out, "Rolling back %s to Revision %s\n", app.Name, target)
+			} else {
+				fmt.Fprintf(e.out, "Rolling back %s to Revision %s (from %s)\n", app.Name, target, held)
 			}
-			if from == "" {
-				from = "no deployed Revision"
-			}
-			fmt.Fprintf(e.out, "Rolling back %s to Revision %s (from %s)\n", app.Name, target, from)
 
 			if !c.Bool(flagYes) {
 				ok, err := e.confirm("Roll back?")
@@ -78,7 +76,11 @@ func rollbackCommand(e *env) *cli.Command {
 			if err := awaitRollback(c.Context, k8s, app, target, id, timeout); err != nil {
 				return err
 			}
-			fmt.Fprintf(e.out, "Rollback started: Revision %s is rolling out; Revision %s is held until a newer desired state arrives.\n", target, from)
+			if held == "" {
+				fmt.Fprintf(e.out, "Rollback started: Revision %s is rolling out; no Revision is held.\n", target)
+			} else {
+				fmt.Fprintf(e.out, "Rollback started: Revision %s is rolling out; Revision %s is held until a newer desired state arrives.\n", target, held)
+			}
 			return nil
 		},
 	}
