@@ -50,7 +50,7 @@ func (ro *rollout) finishHistory(result syncv1.RevisionPhase, reason string) {
 func (r *Reconciler) revisionsOf(ctx context.Context, app *syncv1.Application) ([]syncv1.Revision, error) {
 	var list syncv1.RevisionList
 	if err := r.Client.List(ctx, &list, client.InNamespace(app.Namespace),
-		client.MatchingFields{revisionApplicationIndex: app.Name}); err != nil {
+		client.MatchingFields{syncv1.RevisionApplicationField: app.Name}); err != nil {
 		return nil, fmt.Errorf("listing Revisions of Application %s/%s: %w", app.Namespace, app.Name, err)
 	}
 	return list.Items, nil

@@ -8,6 +8,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	syncv1 "github.com/kuvryn/kuvryn-sync/apis/v1alpha1"
 )
@@ -43,7 +44,7 @@ func (r *Reconciler) resolveTarget(ctx context.Context, ro *rollout) (step, erro
 		}
 		return halt, fmt.Errorf("reading desired Revision %s/%s: %w", ro.app.Namespace, name, err)
 	}
-	if rev.Spec.ApplicationName != ro.app.Name {
+	if !rev.BelongsTo(client.ObjectKeyFromObject(ro.app)) {
 		return halt, fmt.Errorf("Revision %s/%s belongs to Application %q, not %q",
 			rev.Namespace, rev.Name, rev.Spec.ApplicationName, ro.app.Name)
 	}
@@ -150,7 +151,7 @@ func (r *Reconciler) rollbackRequest(ctx context.Context, ro *rollout) (*rollbac
 		return nil, fmt.Errorf("reading rollback target Revision %s/%s: %w", ro.app.Namespace, name, err)
 	}
 	digest := a[syncv1.RollbackDesiredStateAnnotation]
-	if rev.Spec.ApplicationName != ro.app.Name || rev.Spec.DesiredState.Digest != digest {
+	if !rev.BelongsTo(client.ObjectKeyFromObject(ro.app)) || rev.Spec.DesiredState.Digest != digest {
 		return nil, nil
 	}
 	record := syncv1.ApprovalRecord{

@@ -28,15 +28,15 @@ func (r *Reconciler) awaitApproval(_ context.Context, ro *rollout) (step, error)
 	ro.rev.Status.Phase = syncv1.PhaseAwaitingApproval
 	digest := ro.rev.Status.Plan.Digest
 	if rec := ro.approvalRequest(); rec != nil && rec.Digest != digest && !ro.approvalUsed(rec) {
-		message := fmt.Sprintf("Revision %s: the approval by %s of plan %s is stale: desired or live state changed and the plan is now %s; approve again with `ksync approve %s -n %s`",
-			ro.rev.Name, rec.By, rec.Digest, digest, ro.app.Name, ro.app.Namespace)
+		message := fmt.Sprintf("Revision %s: the approval by %s of plan %s is stale: desired or live state changed and the plan is now %s; approve again with `%s`",
+			ro.rev.Name, rec.By, rec.Digest, digest, ro.app.ApproveCommand(ro.rev.Name))
 		if ro.setRevCondition(syncv1.ConditionAwaitingApproval, metav1.ConditionTrue, syncv1.ReasonApprovalStale, message) {
 			ro.warning(syncv1.ReasonApprovalStale, actionApprove, "%s", message)
 		}
 		return halt, nil
 	}
-	message := fmt.Sprintf("Revision %s waits for approval of plan %s: run `ksync approve %s -n %s`",
-		ro.rev.Name, digest, ro.app.Name, ro.app.Namespace)
+	message := fmt.Sprintf("Revision %s waits for approval of plan %s: run `%s`",
+		ro.rev.Name, digest, ro.app.ApproveCommand(ro.rev.Name))
 	if ro.setRevCondition(syncv1.ConditionAwaitingApproval, metav1.ConditionTrue, syncv1.ReasonAwaitingApproval, message) {
 		ro.normal(syncv1.ReasonAwaitingApproval, actionApprove, "%s", message)
 	}

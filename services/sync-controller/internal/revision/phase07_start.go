@@ -136,16 +136,7 @@ func (ro *rollout) beginAttempt(ds *desired.State, hooks []syncv1.HookStatus) {
 // holdForRollback holds the Revision rolled back from, so that it is not
 // deployed again until a newer desired state, and says so in an Event.
 func (ro *rollout) holdForRollback() {
-	// The Revision rolled back from is the desired one, even when it
-	// never deployed (a failing hook): holding the deployed one instead
-	// would let the still-desired failing Revision release the hold.
-	from := ro.app.Status.DesiredRevision
-	if from == "" || from == ro.rev.Name {
-		from = ro.app.Status.DeployedRevision
-	}
-	if from == ro.rev.Name {
-		from = ""
-	}
+	from := ro.app.Status.RollbackHold(ro.rev.Name)
 	ro.app.Status.HeldRevision = from
 	if from == "" {
 		ro.normal(syncv1.ReasonRolledBack, actionRollout, "rolling back to Revision %s as %s requested", ro.rev.Name, ro.rollback.By)

@@ -80,7 +80,7 @@ func (r *Reconciler) detectDrift(ctx context.Context, ro *rollout) (step, error)
 		approvedBy = fmt.Sprintf("%s (plan %s)", used.By, used.Digest)
 	}
 	ro.warning(syncv1.ReasonApprovalStale, actionApprove,
-		"live state of %d object(s) drifted from Revision %s: %s; the rollout approved by %s no longer describes the cluster: the correction is plan %s, approve it with `ksync approve %s -n %s`",
-		len(drifted), ro.rev.Name, strings.Join(names, ", "), approvedBy, p.Digest, ro.app.Name, ro.app.Namespace)
+		"live state of %d object(s) drifted from Revision %s: %s; the rollout approved by %s no longer describes the cluster: the correction is plan %s, approve it with `%s`",
+		len(drifted), ro.rev.Name, strings.Join(names, ", "), approvedBy, p.Digest, ro.app.ApproveCommand(ro.rev.Name))
 	return waitFor(shortPoll), nil
 }

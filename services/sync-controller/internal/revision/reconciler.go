@@ -16,14 +16,12 @@ package revision
 
 import (
 	"context"
-	"fmt"
 	"maps"
 	"time"
 
 	"github.com/go-logr/logr"
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/tools/events"
 	"k8s.io/client-go/util/workqueue"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -63,8 +61,6 @@ const (
 	// dependencyRetry is how soon a rollout waiting for something the user
 	// provides (a service account, a desired-state Secret) looks again.
 	dependencyRetry = 30 * time.Second
-	// revisionApplicationIndex indexes Revisions by spec.applicationName.
-	revisionApplicationIndex = "spec.applicationName"
 )
 
 // Options configure the reconciler from the manager flags.
@@ -128,11 +124,8 @@ func New(mgr ctrl.Manager, o Options) *Reconciler {
 
 // SetupWithManager watches Applications and their Revisions.
 func (r *Reconciler) SetupWithManager(ctx context.Context, mgr ctrl.Manager) error {
-	if err := mgr.GetFieldIndexer().IndexField(ctx, &syncv1.Revision{}, revisionApplicationIndex,
-		func(obj client.Object) []string {
-			return []string{obj.(*syncv1.Revision).Spec.ApplicationName}
-		}); err != nil {
-		return fmt.Errorf("indexing Revisions by %s: %w", revisionApplicationIndex, err)
+	if err := manager.IndexRevisionsByApplication(ctx, mgr.GetFieldIndexer()); err != nil {
+		return err
 	}
 	opts := manager.ControllerOptions()
 	opts.MaxConcurrentReconciles = max(1, r.Options.MaxConcurrentReconciles)
@@ -205,14 +198,7 @@ func applicationOfRevision(obj client.Object) (reconcile.Request, bool) {
 	if !ok {
 		return reconcile.Request{}, false
 	}
-	name := rev.Spec.ApplicationName
-	if name == "" {
-		name = rev.Labels[syncv1.ApplicationLabel]
-	}
-	if name == "" {
-		return reconcile.Request{}, false
-	}
-	return reconcile.Request{NamespacedName: types.NamespacedName{Namespace: rev.Namespace, Name: name}}, true
+	return reconcile.Request{NamespacedName: rev.ApplicationKey()}, true
 }
 
 // log is the pass's logger, which names the Application.
