@@ -14,6 +14,7 @@ import (
 // value set and checks it lands where docs/install.md says.
 func TestChart_ValuesReachTheManifests(t *testing.T) {
 	const caPEM = "-----BEGIN CERTIFICATE-----\nMIIBexample\n-----END CERTIFICATE-----\n"
+	appVersion := loadChart(t).Metadata.AppVersion
 	cases := []struct {
 		name   string
 		values string
@@ -27,7 +28,21 @@ func TestChart_ValuesReachTheManifests(t *testing.T) {
 			src := manager(t, deployment(t, objs, "source-controller"))
 			wantEqual(t, "source image", src["image"], "registry.example.com/kuvryn/source:v9.9.9")
 			wantEqual(t, "source pull policy", src["imagePullPolicy"], "Always")
-			wantEqual(t, "image-controller image", manager(t, deployment(t, objs, "image-controller"))["image"], "kuvryn-sync/source:0.1.0")
+			wantEqual(t, "image-controller image", manager(t, deployment(t, objs, "image-controller"))["image"],
+				publishedRegistry+"/kuvryn-sync-source:"+appVersion)
+		},
+	}, {
+		name:   "image.registry moves every service's image to a mirror, tags kept",
+		values: "image: {registry: registry.example.com/mirror}\nweb: {enabled: true}\nsyncController: {image: {tag: v9.9.9}}\n",
+		check: func(t *testing.T, objs []*unstructured.Unstructured) {
+			for _, s := range services {
+				tag := appVersion
+				if s.name == "sync-controller" {
+					tag = "v9.9.9"
+				}
+				wantEqual(t, s.name+" image", manager(t, deployment(t, objs, s.name))["image"],
+					"registry.example.com/mirror/kuvryn-sync-"+imageOf[s.name]+":"+tag)
+			}
 		},
 	}, {
 		name:   "by default, as the guide shows, two replicas of every service elect a leader",
@@ -255,7 +270,9 @@ func TestChart_RefusesValuesTheSchemaDoesNotKnow(t *testing.T) {
 		{"an interval given as a number, which would drop the flag", "driftResyncInterval: 0\n", "driftResyncInterval"},
 		{"an interval that is not a Go duration", "retryInterval: 30 seconds\n", "retryInterval"},
 		{"replicas given as a string", "replicaCount: \"2\"\n", "replicaCount"},
-		{"an unknown image pull policy", "web: {image: {repository: kuvryn-sync/web, pullPolicy: Sometimes}}\n", "pullPolicy"},
+		{"an unknown image pull policy", "web: {image: {repository: registry.example.com/kuvryn-sync-web, pullPolicy: Sometimes}}\n", "pullPolicy"},
+		{"an image registry ending in a slash, which would double it", "image: {registry: registry.example.com/}\n", "registry"},
+		{"a misspelt key of the chart-wide image", "image: {repositoryPrefix: registry.example.com}\n", "repositoryPrefix"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

@@ -101,9 +101,9 @@ kind: Kustomization
 resources:
   - ../../default
 images:
-  - {name: kuvryn-sync/source, newName: registry.example.com/kuvryn-sync/source}
-  - {name: kuvryn-sync/sync, newName: registry.example.com/kuvryn-sync/sync}
-  - {name: kuvryn-sync/web, newName: registry.example.com/kuvryn-sync/web}
+  - {name: ghcr.io/kuvryn/kuvryn-sync-source, newName: registry.example.com/kuvryn-sync-source}
+  - {name: ghcr.io/kuvryn/kuvryn-sync-sync, newName: registry.example.com/kuvryn-sync-sync}
+  - {name: ghcr.io/kuvryn/kuvryn-sync-web, newName: registry.example.com/kuvryn-sync-web}
 patches:
   - target: {group: admissionregistration.k8s.io, name: kuvryn-sync-application}
     patch: |-
@@ -118,10 +118,11 @@ patches:
 	if err != nil {
 		t.Fatal(err)
 	}
+	appVersion := loadChart(t).Metadata.AppVersion
 	for _, d := range ofKind(objs, "Deployment") {
-		image := manager(t, d)["image"].(string)
-		if !strings.HasPrefix(image, "registry.example.com/kuvryn-sync/") || !strings.HasSuffix(image, ":0.1.0") {
-			t.Errorf("%s runs %s, want registry.example.com/kuvryn-sync/<image>:0.1.0", idOf(d), image)
+		want := "registry.example.com/kuvryn-sync-" + imageOf[d.GetLabels()["app.kubernetes.io/component"]] + ":" + appVersion
+		if image := manager(t, d)["image"]; image != want {
+			t.Errorf("%s runs %v, want %s", idOf(d), image, want)
 		}
 	}
 	for _, kind := range []string{"MutatingWebhookConfiguration", "ValidatingWebhookConfiguration"} {

@@ -1,14 +1,15 @@
 {{/*
-The services in install order, with their values key and the suffix of
-their names after <release>-kuvryn-sync; the sync-controller, the guide's
-controller manager, takes the bare prefix.
+The services in install order, with their values key, the suffix of their
+names after <release>-kuvryn-sync (the sync-controller, the guide's
+controller manager, takes the bare prefix) and the image holding their
+binary (kuvryn-sync-<image>, built from Dockerfile.<image>).
 */}}
 {{- define "kuvryn-sync.services" -}}
-- {name: source-controller, key: sourceController, suffix: -source}
-- {name: sync-controller, key: syncController, suffix: ""}
-- {name: image-controller, key: imageController, suffix: -image}
-- {name: notify-controller, key: notifyController, suffix: -notify}
-- {name: web, key: web, suffix: -web}
+- {name: source-controller, key: sourceController, suffix: -source, image: source}
+- {name: sync-controller, key: syncController, suffix: "", image: sync}
+- {name: image-controller, key: imageController, suffix: -image, image: source}
+- {name: notify-controller, key: notifyController, suffix: -notify, image: sync}
+- {name: web, key: web, suffix: -web, image: web}
 {{- end }}
 
 {{/*
@@ -79,4 +80,15 @@ The service's own value when set, else the chart-wide one. Called with
 {{- define "kuvryn-sync.override" -}}
 {{- $own := index (index . 0) (index . 1) -}}
 {{- if kindIs "invalid" $own -}}{{ index . 2 }}{{- else -}}{{ $own }}{{- end -}}
+{{- end }}
+
+{{/*
+The image reference of one service: its own image.repository, or
+<image.registry>/kuvryn-sync-<image>; its own image.tag, or the chart's
+appVersion. Called with (dict "root" $ "svc" <entry of kuvryn-sync.services>).
+*/}}
+{{- define "kuvryn-sync.image" -}}
+{{- $v := (index .root.Values .svc.key).image -}}
+{{- $repository := $v.repository | default (printf "%s/kuvryn-sync-%s" .root.Values.image.registry .svc.image) -}}
+{{- printf "%s:%s" $repository ($v.tag | default .root.Chart.AppVersion) -}}
 {{- end }}
