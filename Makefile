@@ -16,8 +16,10 @@ SERVICES := source-controller sync-controller image-controller notify-controller
 
 CONTROLLER_GEN := $(BIN)/controller-gen
 STATICCHECK    := $(BIN)/staticcheck
+ACTIONLINT     := $(BIN)/actionlint
 CONTROLLER_TOOLS_VERSION := v0.23.0
 STATICCHECK_VERSION      := v0.8.2
+ACTIONLINT_VERSION       := v1.7.12
 
 .PHONY: all
 all: build
@@ -33,6 +35,9 @@ $(CONTROLLER_GEN):
 
 $(STATICCHECK):
 	GOWORK=off GOBIN=$(BIN) $(GO) install honnef.co/go/tools/cmd/staticcheck@$(STATICCHECK_VERSION)
+
+$(ACTIONLINT):
+	GOWORK=off GOBIN=$(BIN) $(GO) install github.com/rhysd/actionlint/cmd/actionlint@$(ACTIONLINT_VERSION)
 
 ##@ Code generation
 
@@ -83,10 +88,11 @@ e2e-chaos: testbin build ## Fault suite: SIGKILL the services and kube-apiserver
 	KUVRYN_CHAOS_ROLLOUTS=$${KUVRYN_CHAOS_ROLLOUTS:-10} KUVRYN_CHAOS_OUTAGE=$${KUVRYN_CHAOS_OUTAGE:-60s} $(GO) test -count=1 -v -timeout 40m -run '^TestE2E_Chaos' ./e2e/scenarios/
 
 .PHONY: lint
-lint: $(STATICCHECK) ## gofmt, go vet and staticcheck.
+lint: $(STATICCHECK) $(ACTIONLINT) ## gofmt, go vet, staticcheck, and actionlint on the GitHub workflows.
 	@out=$$(gofmt -l $(MODULES) tools); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
 	$(GO) vet $(PKGS)
 	$(STATICCHECK) $(PKGS)
+	$(ACTIONLINT) .github/workflows/*.yml
 
 .PHONY: bench
 bench: testbin ## Benchmarks, with figures: the engines on 10k objects, then rollouts against a bare Server-Side Apply on the local control plane (~6 min).
