@@ -85,7 +85,7 @@ func parseDockerfile(t *testing.T, name string) *dockerfile {
 		for w := n.Next; w != nil; w = w.Next {
 			words = append(words, w.Value)
 		}
-		switch n.Value {
+		switch strings.ToLower(n.Value) {
 		case "arg":
 			for _, w := range words {
 				k, v, _ := strings.Cut(w, "=")
@@ -347,13 +347,22 @@ func TestDockerfiles_CopyEverythingTheirBuildReads(t *testing.T) {
 					}
 				}
 			}
+			// One error per directory: a missing COPY leaves out every file
+			// under it.
+			reported := map[string]bool{}
 			for _, rel := range slices.Compact(slices.Sorted(slices.Values(need))) {
+				if reported[path.Dir(rel)] {
+					continue
+				}
 				switch {
 				case excluded(t, ignore, rel):
 					t.Errorf("%s: the build stage at line %d reads %s, which .dockerignore leaves out of the build context", name, s.line, rel)
 				case !s.copied(rel):
 					t.Errorf("%s: the build stage at line %d reads %s, which no COPY puts at %s", name, s.line, rel, path.Join(s.workdir, rel))
+				default:
+					continue
 				}
+				reported[path.Dir(rel)] = true
 			}
 		}
 	}
