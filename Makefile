@@ -72,16 +72,34 @@ build: ## Build every service and ksync into bin/.
 
 ##@ Test
 
+# The steps of `make test`, in order. Each prints how long it took and the
+# last line lists them all, so a slow run shows where its time went.
+TEST_STEPS := testbin verify-generated lint unit e2e
+# More go test flags for unit and e2e. make test turns go test's own vet off:
+# its lint step has just run go vet, whose checks include go test's, over
+# the same packages.
+GOTESTFLAGS ?=
+
 .PHONY: test
-test: testbin verify-generated lint unit e2e ## Everything CI runs: generated files, lint, unit, API-server and e2e tests.
+test: ## Everything CI runs: generated files, lint, unit, API-server and e2e tests, with each step's time.
+	@took=""; \
+	for step in $(TEST_STEPS); do \
+	  start=$$(date +%s); \
+	  if ! $(MAKE) --no-print-directory $$step GOTESTFLAGS="$(GOTESTFLAGS) -vet=off"; then \
+	    echo "make test: $$step failed after $$(( $$(date +%s) - start ))s (before it:$$took)"; exit 1; \
+	  fi; \
+	  took="$$took $$step $$(( $$(date +%s) - start ))s"; \
+	  echo "make test: $$step took $$(( $$(date +%s) - start ))s"; \
+	done; \
+	echo "make test: each step's time:$$took"
 
 .PHONY: unit
 unit: testbin ## Unit tests and tests against the real API server.
-	$(GO) test -count=1 -p 1 -timeout 30m $(UNIT_PKGS)
+	$(GO) test -count=1 -p 1 -timeout 30m $(GOTESTFLAGS) $(UNIT_PKGS)
 
 .PHONY: e2e
 e2e: testbin build ## API validation and end-to-end scenarios on the local control plane.
-	$(GO) test -count=1 -timeout 40m ./e2e/...
+	$(GO) test -count=1 -timeout 40m $(GOTESTFLAGS) ./e2e/...
 
 .PHONY: e2e-chaos
 e2e-chaos: testbin build ## Fault suite: SIGKILL the services and kube-apiserver in 10 hooked rollouts, Git and chart servers down 60s (KUVRYN_CHAOS_ROLLOUTS, KUVRYN_CHAOS_SEED, KUVRYN_CHAOS_OUTAGE).
