@@ -97,9 +97,14 @@ test: ## Everything CI runs: generated files, lint, unit, API-server and e2e tes
 unit: testbin ## Unit tests and tests against the real API server.
 	$(GO) test -count=1 -p 1 -timeout 30m $(GOTESTFLAGS) $(UNIT_PKGS)
 
+# How many e2e scenarios that share the environment run at once (see
+# e2e/scenarios/suite_test.go): they mostly wait on the services, so more
+# than the two cores' worth.
+E2E_PARALLEL ?= 6
+
 .PHONY: e2e
 e2e: testbin build ## API validation and end-to-end scenarios on the local control plane.
-	$(GO) test -count=1 -timeout 40m $(GOTESTFLAGS) ./e2e/...
+	$(GO) test -count=1 -timeout 40m -parallel $(E2E_PARALLEL) $(GOTESTFLAGS) ./e2e/...
 
 .PHONY: e2e-chaos
 e2e-chaos: testbin build ## Fault suite: SIGKILL the services and kube-apiserver in 10 hooked rollouts, Git and chart servers down 60s (KUVRYN_CHAOS_ROLLOUTS, KUVRYN_CHAOS_SEED, KUVRYN_CHAOS_OUTAGE).

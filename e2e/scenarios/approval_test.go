@@ -20,6 +20,7 @@ import (
 // admin approves exactly that plan; the webhook records who; the Revision
 // is applied and keeps the approval in status.
 func TestE2E_ManualApplicationApprovedWithKsync(t *testing.T) {
+	t.Parallel()
 	ns := namespace(t, "e2e-approval")
 	repository(t, ns, "platform", map[string]string{
 		".ksync.yaml": `metadata: {name: payments}

@@ -18,6 +18,7 @@ var csrfField = regexp.MustCompile(`name="csrf" value="([^"]+)"`)
 // the demo makes it signs in and sees the Application the real services
 // synced, with its deployed Revision, and its page.
 func TestE2E_ConsoleShowsWhatTheRealServicesDeployed(t *testing.T) {
+	t.Parallel()
 	ns := namespace(t, "e2e-console")
 	repository(t, ns, "platform", map[string]string{
 		".ksync.yaml": `metadata: {name: web}

@@ -20,6 +20,7 @@ import (
 // one Diagnosed Warning Event names the root cause; ksync graph shows the
 // Deployment down to the Pod.
 func TestE2E_CrashLoopingDeploymentIsDiagnosed(t *testing.T) {
+	t.Parallel()
 	ns := namespace(t, "e2e-diagnosis")
 	repository(t, ns, "platform", map[string]string{
 		".ksync.yaml": `metadata: {name: api}

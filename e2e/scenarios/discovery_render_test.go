@@ -14,6 +14,7 @@ import (
 // .ksync.yaml in Git becomes an Application and its Kustomize overlay a
 // Revision.
 func TestE2E_DiscoveredApplicationRendersFromGit(t *testing.T) {
+	t.Parallel()
 	ns := namespace(t, "e2e-discovery")
 	repository(t, ns, "platform", map[string]string{
 		".ksync.yaml": `metadata: {name: web}

@@ -47,6 +47,7 @@ data: {chartVersion: {{ .Chart.Version | quote }}, greeting: {{ .Values.greeting
 // from Git and from spec, rolls it out and becomes Healthy, and its
 // Revision records the pulled archive's sha256.
 func TestE2E_HelmChartsFromOCIAndHelmRepositoriesDeployedHealthy(t *testing.T) {
+	t.Parallel()
 	archive := shopChart(t, "1.2.0")
 	sha, err := env.Charts.Publish(archive)
 	if err != nil {

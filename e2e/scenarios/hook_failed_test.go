@@ -17,6 +17,7 @@ import (
 // fails stops the rollout with HookFailed naming it, and the wave after it
 // is never applied.
 func TestE2E_FailingPreSyncHookStopsTheRollout(t *testing.T) {
+	t.Parallel()
 	ns := namespace(t, "e2e-hook-failed")
 	repository(t, ns, "platform", map[string]string{
 		".ksync.yaml": `metadata: {name: api}

@@ -120,6 +120,7 @@ func nestedValues(depth int) []byte {
 // created last, proves the same check sees an applied object; once it is
 // Healthy every other entry has had as long to go wrong.
 func TestE2E_HostileCRDField_IsRefusedByNameAndNothingIsApplied(t *testing.T) {
+	t.Parallel()
 	// The source-controller runs in this test's working directory, where a
 	// ProxyCommand given to an ssh binary would create the marker.
 	cwd, err := os.Getwd()

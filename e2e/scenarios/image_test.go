@@ -20,6 +20,7 @@ import (
 // the Application is manual, waits for approval with a plan showing the
 // new image.
 func TestE2E_NewImageTagBecomesACommitAndAwaitsApproval(t *testing.T) {
+	t.Parallel()
 	ns := namespace(t, "e2e-image")
 	reg := testregistry.Start(t, testregistry.Options{})
 	image := reg.Host() + "/acme/api"

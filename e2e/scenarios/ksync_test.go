@@ -171,6 +171,7 @@ func TestE2E_KsyncAppsAndReposShowWhatTheControllersReport(t *testing.T) {
 // history` exports and shows the approval; after a push, `--revision`
 // shows the plan of the older Revision.
 func TestE2E_KsyncPlanApproveAndHistoryNeverShowSecretValues(t *testing.T) {
+	t.Parallel()
 	ns := namespace(t, "e2e-ksync-secret")
 	password, token := secretValue(), secretValue()
 	values := secretValues{password, token}
@@ -286,6 +287,7 @@ data: {token: "` + base64.StdEncoding.EncodeToString([]byte(token)) + `"}
 // code 1, and leaves the other user's approval in place. Approving again
 // approves the new plan.
 func TestE2E_KsyncApproveRefusesAPlanThatChangedWhileAsking(t *testing.T) {
+	t.Parallel()
 	ns := namespace(t, "e2e-ksync-stale")
 	limits := "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: limits}\ndata: {max: \"100\"}\n"
 	repository(t, ns, "platform", map[string]string{
@@ -411,6 +413,7 @@ spec:
 // the build's version; bad usage exits 2; a command about an Application
 // that does not exist exits 1 naming it.
 func TestE2E_KsyncVersionUsageAndUnknownApplication(t *testing.T) {
+	t.Parallel()
 	ns := namespace(t, "e2e-ksync-cli")
 	viewer := ksyncViewer(t)
 

@@ -31,6 +31,7 @@ type notification struct {
 // approve command; running that command deploys the Revision, and Healthy
 // arrives, each once.
 func TestE2E_AwaitingApprovalReachesTheSinkAndItsCommandDeploys(t *testing.T) {
+	t.Parallel()
 	// The suite's notify-controller trusts the suite's sink.
 	key := []byte(harness.SinkKey)
 	sink := services.Sink

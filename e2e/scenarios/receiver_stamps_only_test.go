@@ -19,6 +19,7 @@ import (
 // policy of deploy/rbac refuses every change but the request annotations,
 // while another ServiceAccount may still change anything.
 func TestE2E_ReceiverAccountMayOnlyStampAnnotations(t *testing.T) {
+	t.Parallel()
 	ns := namespace(t, "e2e-receiver-stamps")
 	webhookRepository(t, ns, "platform", configMapApp("v1"))
 	kubeconfig, err := env.Kubeconfig(t.Context(), manager.InstallName("web"))

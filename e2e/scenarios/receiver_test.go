@@ -35,6 +35,7 @@ const webhookToken = "e2e-webhook-token"
 // is rendered and applied, and the service counts both requests in its
 // metrics.
 func TestE2E_PushWebhookFetchesAtOnceAndRollsOut(t *testing.T) {
+	t.Parallel()
 	ns := namespace(t, "e2e-receiver")
 	gitRepo := webhookRepository(t, ns, "platform", configMapApp("v1"))
 	first := waitHealthy(t, ns, "web", "")
@@ -71,6 +72,7 @@ func TestE2E_PushWebhookFetchesAtOnceAndRollsOut(t *testing.T) {
 // listener configured: it must exit with an error naming the flags instead
 // of reporting ready while serving nothing.
 func TestE2E_WebRefusesToStartWithoutAListener(t *testing.T) {
+	t.Parallel()
 	kubeconfig, err := env.Kubeconfig(t.Context(), manager.InstallName("web"))
 	if err != nil {
 		t.Fatal(err)

@@ -19,6 +19,7 @@ import (
 // shows where users look: `kubectl get revisions`, `ksync history`, `ksync
 // apps` and the Application's Ready condition.
 func TestE2E_RenderFailureIsVisibleInKubectlAndKsync(t *testing.T) {
+	t.Parallel()
 	id, err := age.GenerateX25519Identity()
 	if err != nil {
 		t.Fatal(err)

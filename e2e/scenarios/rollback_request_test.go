@@ -43,6 +43,7 @@ func waitRolledBack(t *testing.T, ns, target, held, color string) {
 // new commit (which releases the hold), roll back again to the same
 // Revision: the second request is acted on too, not a silent no-op.
 func TestE2E_KsyncRollbackTwiceToTheSameTargetActsBothTimes(t *testing.T) {
+	t.Parallel()
 	ns := namespace(t, "e2e-rollback-twice")
 	gitRepo := repository(t, ns, "platform", map[string]string{".ksync.yaml": rollbackApp, "app/settings.yaml": settingsYAML("blue")})
 	good := waitHealthy(t, ns, "web", "")
@@ -74,6 +75,7 @@ func TestE2E_KsyncRollbackTwiceToTheSameTargetActsBothTimes(t *testing.T) {
 // fails its pre-sync hook; `ksync rollback` deploys v1 and holds v3, the
 // Revision rolled back from, which is not retried while held.
 func TestE2E_KsyncRollbackFromAFailedRevisionHoldsIt(t *testing.T) {
+	t.Parallel()
 	ns := namespace(t, "e2e-rollback-failed")
 	gitRepo := repository(t, ns, "platform", map[string]string{".ksync.yaml": rollbackApp, "app/settings.yaml": settingsYAML("blue")})
 	v1 := waitHealthy(t, ns, "web", "")

@@ -15,6 +15,7 @@ import (
 // `ksync rollback` restores the previous known-good Revision and the bad
 // one stays held although Git still renders it.
 func TestE2E_KsyncRollbackRestoresTheLastKnownGoodState(t *testing.T) {
+	t.Parallel()
 	ns := namespace(t, "e2e-rollback")
 	gitRepo := repository(t, ns, "platform", map[string]string{
 		".ksync.yaml": `metadata: {name: web}

@@ -16,6 +16,7 @@ import (
 // rendered, planned, applied as the Application's service account and
 // becomes Healthy; a push produces a new Revision and a new rollout.
 func TestE2E_KustomizeOverlayDeployedHealthyAndPushRollsOut(t *testing.T) {
+	t.Parallel()
 	ns := namespace(t, "e2e-rollout")
 	gitRepo := repository(t, ns, "platform", map[string]string{
 		".ksync.yaml": `metadata: {name: web}

@@ -18,6 +18,7 @@ import (
 // for approval, and only `ksync approve` of that plan reverts the edit,
 // recorded as a fresh approval.
 func TestE2E_ManualApplicationHandEditWaitsForTheApprovalOfItsCorrection(t *testing.T) {
+	t.Parallel()
 	ns := namespace(t, "e2e-selfheal-manual")
 	repository(t, ns, "platform", map[string]string{
 		".ksync.yaml": `metadata: {name: shop}

@@ -20,6 +20,7 @@ import (
 // kubectl wrote under (kubectl scale's is plain "kubectl"), and the
 // Application is Synced again.
 func TestE2E_SelfHealRevertsKubectlEdits(t *testing.T) {
+	t.Parallel()
 	ns := namespace(t, "e2e-selfheal")
 	repository(t, ns, "platform", map[string]string{
 		".ksync.yaml": `metadata: {name: shop}

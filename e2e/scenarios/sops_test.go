@@ -29,6 +29,7 @@ import (
 // namespace, and in what ksync prints. Only the applied Secret and the
 // desired-state Secret, both Secrets, may hold it.
 func TestE2E_SOPSSecretAppliedAndItsPlaintextFoundNowhere(t *testing.T) {
+	t.Parallel()
 	id, err := age.GenerateX25519Identity()
 	if err != nil {
 		t.Fatal(err)

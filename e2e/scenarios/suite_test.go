@@ -1,6 +1,14 @@
 // Package scenarios runs Kuvryn Sync end to end: every service its own
 // process with its own ServiceAccount, on the local control plane, against a
 // Git server on loopback.
+//
+// Each scenario works in namespaces of its own, so the scenarios that leave
+// the shared environment alone call t.Parallel and run together: they spend
+// most of their time waiting on the services, not computing. Those that
+// kill, restart or flood a service, stop the API server, the Git server or
+// the chart servers, or list every namespace and expect it to hold still,
+// do not: Go runs a package's sequential tests one at a time before its
+// parallel ones. `make e2e` sets how many run at once with -parallel.
 package scenarios_test
 
 import (
