@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/utils/ptr"
 
 	syncv1 "github.com/kuvryn/kuvryn-sync/apis/v1alpha1"
 )
@@ -49,14 +50,12 @@ func TestDiagnose_SameStateGivesTheSameBytes(t *testing.T) {
 			if got := encode(Diagnose(tc.world.s)); got != first {
 				t.Errorf("diagnosis changed:\n%s\nwant:\n%s", got, first)
 			}
-			if Changed(ptrTo(Diagnose(tc.world.s)), ptrTo(Diagnose(crashLoop(waiting, 3, []string{"web-2-a"}).s))) {
+			if Changed(ptr.To(Diagnose(tc.world.s)), ptr.To(Diagnose(crashLoop(waiting, 3, []string{"web-2-a"}).s))) {
 				t.Error("Changed says the causes changed")
 			}
 		})
 	}
 }
-
-func ptrTo(d syncv1.Diagnosis) *syncv1.Diagnosis { return &d }
 
 func TestDiagnose_KeepsWithinTheStatusBounds(t *testing.T) {
 	w := newWorld()
@@ -84,7 +83,7 @@ func TestChanged_OnlyWhenTheSetOfCausesChanges(t *testing.T) {
 		want          bool
 	}{
 		{"first diagnosis", nil, &one, true},
-		{"same causes", &one, ptrTo(Diagnose(newWorld().gone("", "v1", "ConfigMap", "a").s)), false},
+		{"same causes", &one, ptr.To(Diagnose(newWorld().gone("", "v1", "ConfigMap", "a").s)), false},
 		{"a cause more", &one, &two, true},
 		{"cleared", &one, nil, true},
 		{"still nothing", nil, nil, false},
