@@ -17,15 +17,15 @@ import (
 )
 
 // serveLate returns the address of a loopback port nothing listens on (a
-// connection is refused, as for a server that is down) and, after delay,
-// serves target there through a reverse proxy.
-func serveLate(t *testing.T, target string, delay time.Duration) string {
+// connection is refused, as for a server that is down) and a function that
+// starts serving target there through a reverse proxy.
+func serveLate(t *testing.T, target string) (addr string, up func()) {
 	t.Helper()
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
 	}
-	addr := l.Addr().String()
+	addr = l.Addr().String()
 	if err := l.Close(); err != nil {
 		t.Fatal(err)
 	}
@@ -34,36 +34,34 @@ func serveLate(t *testing.T, target string, delay time.Duration) string {
 		t.Fatal(err)
 	}
 	srv := &http.Server{Handler: httputil.NewSingleHostReverseProxy(u), ReadHeaderTimeout: 10 * time.Second}
-	timer := time.AfterFunc(delay, func() {
+	t.Cleanup(func() { _ = srv.Close() })
+	return addr, func() {
 		l, err := net.Listen("tcp", addr)
 		if err != nil {
-			t.Errorf("listening on %s after %s: %v", addr, delay, err)
-			return
+			t.Fatalf("listening on %s: %v", addr, err)
 		}
-		if err := srv.Serve(l); !errors.Is(err, http.ErrServerClosed) {
-			t.Errorf("serving on %s: %v", addr, err)
-		}
-	})
-	t.Cleanup(func() {
-		timer.Stop()
-		_ = srv.Close()
-	})
-	return addr
+		go func() {
+			if err := srv.Serve(l); !errors.Is(err, http.ErrServerClosed) {
+				t.Errorf("serving on %s: %v", addr, err)
+			}
+		}()
+	}
 }
 
 // TestRetry_SourceServerUpLate_IsRetriedWithinAMinute creates a Repository
-// (or a Helm Application) whose server comes up 20s later, with an hour's
-// pollInterval: the failure says when it is retried, and the retry, not
-// the next poll, brings it to Ready.
+// (or a Helm Application) whose server is down, with an hour's
+// pollInterval: the failure says when it is retried, and once the server
+// is up the retry, not the next poll, brings it to Ready.
 func TestRetry_SourceServerUpLate_IsRetriedWithinAMinute(t *testing.T) {
-	const late = 20 * time.Second
+	t.Parallel()
 	cases := []struct {
 		name string
-		// start creates the objects with a server that comes up late and
-		// returns a function reading the condition that must turn True.
-		start func(t *testing.T, ns string) func() *metav1.Condition
+		// start creates the objects with a server that is down and returns
+		// a function reading the condition that must turn True and one
+		// that brings the server up.
+		start func(t *testing.T, ns string) (condition func() *metav1.Condition, up func())
 	}{
-		{"Git server", func(t *testing.T, ns string) func() *metav1.Condition {
+		{"Git server", func(t *testing.T, ns string) (func() *metav1.Condition, func()) {
 			gitRepo, err := git.CreateRepo(ns + "/platform")
 			if err != nil {
 				t.Fatal(err)
@@ -71,7 +69,7 @@ func TestRetry_SourceServerUpLate_IsRetriedWithinAMinute(t *testing.T) {
 			if _, err := gitRepo.Commit(map[string]string{"app/cm.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: late}\n"}, "initial"); err != nil {
 				t.Fatal(err)
 			}
-			addr := serveLate(t, git.BaseURL(), late)
+			addr, up := serveLate(t, git.BaseURL())
 			repo := &syncv1.Repository{
 				ObjectMeta: metav1.ObjectMeta{Name: "platform", Namespace: ns},
 				Spec: syncv1.RepositorySpec{
@@ -84,12 +82,12 @@ func TestRetry_SourceServerUpLate_IsRetriedWithinAMinute(t *testing.T) {
 			}
 			return func() *metav1.Condition {
 				return meta.FindStatusCondition(get(t, &syncv1.Repository{}, ns, "platform").Status.Conditions, syncv1.ConditionReady)
-			}
+			}, up
 		}},
-		{"chart registry", func(t *testing.T, ns string) func() *metav1.Condition {
+		{"chart registry", func(t *testing.T, ns string) (func() *metav1.Condition, func()) {
 			host := newOCIRegistry(t)
 			pushChart(t, host, "demo", "1.0.0", packageDemoChart(t, "1.0.0"))
-			addr := serveLate(t, "http://"+host.Host(), late)
+			addr, up := serveLate(t, "http://"+host.Host())
 			newRepository(t, ns, "platform", map[string]string{"envs/prod/values.yaml": "color: blue\n"})
 			app := &syncv1.Application{
 				ObjectMeta: metav1.ObjectMeta{Name: "demo", Namespace: ns},
@@ -106,33 +104,44 @@ func TestRetry_SourceServerUpLate_IsRetriedWithinAMinute(t *testing.T) {
 			}
 			return func() *metav1.Condition {
 				return meta.FindStatusCondition(get(t, &syncv1.Application{}, ns, "demo").Status.Conditions, syncv1.ConditionRendered)
-			}
+			}, up
 		}},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
 			ns := newNamespace(t)
 			start := time.Now()
-			condition := tc.start(t, ns)
+			condition, up := tc.start(t, ns)
+			// The server comes up once the failure says when it is retried.
 			var retrying string
-			deadline := start.Add(time.Minute)
+			for {
+				c := condition()
+				if c != nil && c.Status == metav1.ConditionTrue {
+					t.Fatalf("True while the server was down: %+v", c)
+				}
+				if c != nil && c.Status == metav1.ConditionFalse && strings.Contains(c.Message, "retrying in ") {
+					retrying = c.Message
+					break
+				}
+				if time.Since(start) > 3*time.Minute {
+					t.Fatalf("while the server was down, no condition message said when it is retried: %+v", c)
+				}
+				time.Sleep(200 * time.Millisecond)
+			}
+			up()
+			upAt := time.Now()
 			for {
 				c := condition()
 				if c != nil && c.Status == metav1.ConditionTrue {
 					break
 				}
-				if c != nil && c.Status == metav1.ConditionFalse && strings.Contains(c.Message, "retrying in ") {
-					retrying = c.Message
-				}
-				if time.Now().After(deadline) {
-					t.Fatalf("not True a minute after creation, %s after the server came up: %+v", time.Minute-late, c)
+				if time.Since(upAt) > time.Minute {
+					t.Fatalf("not True a minute after the server came up: %+v", c)
 				}
 				time.Sleep(200 * time.Millisecond)
 			}
-			if retrying == "" {
-				t.Fatal("while the server was down, no condition message said when it is retried")
-			}
-			t.Logf("True after %s; while down: %q", time.Since(start).Round(time.Second), retrying)
+			t.Logf("True %s after the server came up; while down: %q", time.Since(upAt).Round(time.Second), retrying)
 		})
 	}
 }
