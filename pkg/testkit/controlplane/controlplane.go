@@ -126,9 +126,15 @@ func Start(ctx context.Context, o Options) (cp *ControlPlane, err error) {
 		}
 	}()
 
+	// Test packages start their control planes side by side on a busy
+	// machine: envtest's 20s for kube-apiserver to turn ready and 10s for
+	// the CRDs to be served are too short there.
 	cp.env = &envtest.Environment{
-		BinaryAssetsDirectory: o.BinDir,
-		ErrorIfCRDPathMissing: true,
+		BinaryAssetsDirectory:    o.BinDir,
+		ErrorIfCRDPathMissing:    true,
+		ControlPlaneStartTimeout: 2 * time.Minute,
+		ControlPlaneStopTimeout:  time.Minute,
+		CRDInstallOptions:        envtest.CRDInstallOptions{MaxTime: time.Minute},
 	}
 	if o.CRDDir != "-" {
 		cp.env.CRDDirectoryPaths = []string{o.CRDDir}
