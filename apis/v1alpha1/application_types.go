@@ -269,7 +269,7 @@ const (
 
 // ApplicationStatus is written by the source-controller (desiredRevision,
 // render conditions), the sync-controller (everything else) and the
-// notify-controller (NotificationsReady).
+// notify-controller (NotificationsReady, deliveredNotifications).
 type ApplicationStatus struct {
 	// +optional
 	ObservedGeneration int64 `json:"observedGeneration,omitempty"`
@@ -307,6 +307,34 @@ type ApplicationStatus struct {
 	// +optional
 	// +kubebuilder:validation:MaxItems=100
 	History []HistoryEntry `json:"history,omitempty"`
+
+	// DeliveredNotifications records the notifications the notify-controller
+	// delivered of the transitions the Revisions show now, oldest first, so
+	// that a restarted or new leader sends what is missing and nothing
+	// twice. Transitions the Revisions no longer show are dropped from it.
+	// +optional
+	// +listType=map
+	// +listMapKey=sink
+	// +listMapKey=id
+	// +kubebuilder:validation:MaxItems=32
+	DeliveredNotifications []DeliveredNotification `json:"deliveredNotifications,omitempty"`
+}
+
+// MaxDeliveredNotifications bounds status.deliveredNotifications.
+const MaxDeliveredNotifications = 32
+
+// DeliveredNotification is one notification a sink accepted.
+type DeliveredNotification struct {
+	// Sink is the NotificationSink that accepted it.
+	// +kubebuilder:validation:MaxLength=253
+	Sink string `json:"sink"`
+	// ID is the notification's id, as its body carries it: one per
+	// transition, Application and event.
+	// +kubebuilder:validation:MaxLength=64
+	ID    string            `json:"id"`
+	Event NotificationEvent `json:"event"`
+	// +kubebuilder:validation:MaxLength=253
+	Revision string `json:"revision"`
 }
 
 // HistoryEntry is one deployment attempt.
