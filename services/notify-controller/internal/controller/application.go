@@ -2,8 +2,6 @@ package controller
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"fmt"
 	"slices"
 	"sort"
@@ -17,6 +15,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/event"
 
 	syncv1 "github.com/kuvryn/kuvryn-sync/apis/v1alpha1"
 	"github.com/kuvryn/kuvryn-sync/pkg/ssa"
@@ -33,16 +32,18 @@ type applicationReconciler struct {
 	client client.Client
 	// reader reads Secrets without a cache: the controller may only get them.
 	reader     client.Reader
-	tracker    *transition.Tracker
+	ledger     *transition.Ledger
 	dispatcher *delivery.Dispatcher
 	now        func() time.Time
+	// wakeups reconcile an Application after a delivery, to record it.
+	wakeups chan event.GenericEvent
 }
 
 func (r *applicationReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
 	app := &syncv1.Application{}
 	if err := r.client.Get(ctx, req.NamespacedName, app); err != nil {
 		if apierrors.IsNotFound(err) {
-			r.tracker.Forget(req.NamespacedName)
+			r.ledger.Forget(req.NamespacedName)
 			return ctrl.Result{}, nil
 		}
 		return ctrl.Result{}, err
@@ -53,16 +54,16 @@ func (r *applicationReconciler) Reconcile(ctx context.Context, req ctrl.Request)
 		return ctrl.Result{}, fmt.Errorf("listing the Revisions of Application %s/%s: %w", app.Namespace, app.Name, err)
 	}
 	sort.Slice(revs.Items, func(i, j int) bool { return revs.Items[i].Name < revs.Items[j].Name })
-	fresh := r.tracker.Fresh(req.NamespacedName, transition.Observe(revs.Items))
 
 	sinks, err := r.resolveSinks(ctx, app)
 	if err != nil {
 		return ctrl.Result{}, err
 	}
-	for _, o := range fresh {
-		r.notify(app, o, sinks)
+	want := wanted(app, transition.Observe(revs.Items), sinks)
+	for _, d := range r.ledger.Due(req.NamespacedName, app.Status.DeliveredNotifications, want) {
+		r.notify(app, d, sinks)
 	}
-	if err := r.recordReadiness(ctx, app, sinks); err != nil {
+	if err := r.recordStatus(ctx, app, sinks, want); err != nil {
 		return ctrl.Result{}, err
 	}
 	switch {
@@ -141,22 +142,47 @@ func allReady(sinks []sinkState) bool {
 	return true
 }
 
-// notify queues o for every sink subscribed to its event. A sink that
-// does not exist cannot say its type; it gets a NotificationFailed Event.
-func (r *applicationReconciler) notify(app *syncv1.Application, o transition.Occurrence, sinks []sinkState) {
-	n := r.notification(app, o)
-	for _, s := range sinks {
-		if !subscribed(app, s.name, o.Event) {
-			continue
+// wanted are the deliveries the Revisions' occurrences call for: one per
+// occurrence and sink subscribed to its event.
+func wanted(app *syncv1.Application, occ []transition.Occurrence, sinks []sinkState) []transition.Delivery {
+	var out []transition.Delivery
+	for _, o := range occ {
+		id := o.ID(app.UID)
+		for _, s := range sinks {
+			if subscribed(app, s.name, o.Event) {
+				out = append(out, transition.Delivery{Sink: s.name, ID: id, Occurrence: o})
+			}
 		}
-		j := delivery.Job{Notification: n, Sink: types.NamespacedName{Namespace: app.Namespace, Name: s.name},
-			Application: app, Revision: o.Revision}
-		if s.sink == nil {
-			r.dispatcher.Undeliverable(j, s.problem)
-			continue
-		}
-		j.SinkType = s.sink.Spec.Type
-		r.dispatcher.Enqueue(j)
+	}
+	return out
+}
+
+// notify queues d, and has the ledger told once its sink accepted it. A
+// sink that does not exist cannot say its type; it gets a
+// NotificationFailed Event.
+func (r *applicationReconciler) notify(app *syncv1.Application, d transition.Delivery, sinks []sinkState) {
+	key := client.ObjectKeyFromObject(app)
+	j := delivery.Job{Notification: r.notification(app, d), Sink: types.NamespacedName{Namespace: app.Namespace, Name: d.Sink},
+		Application: app, Revision: d.Occurrence.Revision}
+	i := slices.IndexFunc(sinks, func(s sinkState) bool { return s.name == d.Sink })
+	if sinks[i].sink == nil {
+		r.dispatcher.Undeliverable(j, sinks[i].problem)
+		return
+	}
+	j.SinkType = sinks[i].sink.Spec.Type
+	j.Delivered = func() {
+		r.ledger.Delivered(key, d)
+		r.wake(key)
+	}
+	r.dispatcher.Enqueue(j)
+}
+
+// wake reconciles the Application without waiting: a full buffer leaves
+// the delivery to be recorded by its next reconcile.
+func (r *applicationReconciler) wake(key types.NamespacedName) {
+	select {
+	case r.wakeups <- event.GenericEvent{Object: &syncv1.Application{ObjectMeta: metav1.ObjectMeta{Namespace: key.Namespace, Name: key.Name}}}:
+	default:
 	}
 }
 
@@ -169,12 +195,12 @@ func subscribed(app *syncv1.Application, sink string, event syncv1.NotificationE
 	return false
 }
 
-// notification is what every sink hears about o.
-func (r *applicationReconciler) notification(app *syncv1.Application, o transition.Occurrence) *payload.Notification {
+// notification is what d's sink hears.
+func (r *applicationReconciler) notification(app *syncv1.Application, d transition.Delivery) *payload.Notification {
+	o := d.Occurrence
 	rev := o.Revision
-	sum := sha256.Sum256([]byte(strings.Join([]string{string(app.UID), rev.Name, string(o.Event), o.Identity}, "\x00")))
 	n := &payload.Notification{
-		ID:          hex.EncodeToString(sum[:16]),
+		ID:          d.ID,
 		Event:       o.Event,
 		Application: payload.ApplicationRef{Namespace: app.Namespace, Name: app.Name},
 		Revision:    rev.Name,
@@ -195,25 +221,36 @@ func (r *applicationReconciler) notification(app *syncv1.Application, o transiti
 	return n
 }
 
-// recordReadiness applies NotificationsReady as field manager kuvryn-notify:
-// False naming every sink that cannot be delivered to, True otherwise, and
-// no condition at all for an Application without notifications.
-func (r *applicationReconciler) recordReadiness(ctx context.Context, app *syncv1.Application, sinks []sinkState) error {
+// recordStatus applies, as field manager kuvryn-notify, NotificationsReady
+// (False naming every sink that cannot be delivered to, True otherwise, and
+// no condition at all for an Application without notifications) and the
+// record of delivered notifications. It writes only when the condition
+// changes or a notification was delivered, so a delivery costs one write at
+// most and several delivered together share one.
+func (r *applicationReconciler) recordStatus(ctx context.Context, app *syncv1.Application, sinks []sinkState, want []transition.Delivery) error {
+	key := client.ObjectKeyFromObject(app)
+	record, delivered := r.ledger.Record(key, app.Status.DeliveredNotifications, want)
 	current := meta.FindStatusCondition(app.Status.Conditions, syncv1.ConditionNotificationsReady)
 	var conds []metav1.Condition
+	changed := delivered > 0
 	if len(sinks) > 0 {
-		want := readiness(sinks, app.Generation)
-		if sameCondition(current, want) {
-			return nil
-		}
-		conds = ssa.Conditions(app.Status.Conditions, []string{syncv1.ConditionNotificationsReady}, want)
-	} else if current == nil {
+		cond := readiness(sinks, app.Generation)
+		changed = changed || !sameCondition(current, cond)
+		conds = ssa.Conditions(app.Status.Conditions, []string{syncv1.ConditionNotificationsReady}, cond)
+	} else if current != nil {
+		changed = true
+	}
+	if !changed {
 		return nil
 	}
 	status := map[string]any{"conditions": conds}
-	if err := ssa.ApplyStatus(ctx, r.client, app, syncv1.FieldManagerNotify, status); err != nil {
-		return fmt.Errorf("recording NotificationsReady of Application %s/%s: %w", app.Namespace, app.Name, err)
+	if len(record) > 0 {
+		status["deliveredNotifications"] = record
 	}
+	if err := ssa.ApplyStatus(ctx, r.client, app, syncv1.FieldManagerNotify, status); err != nil {
+		return fmt.Errorf("recording NotificationsReady and delivered notifications of Application %s/%s: %w", app.Namespace, app.Name, err)
+	}
+	r.ledger.Recorded(key, record, delivered)
 	return nil
 }
 

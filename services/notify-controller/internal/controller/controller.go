@@ -20,6 +20,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/event"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+	crsource "sigs.k8s.io/controller-runtime/pkg/source"
 
 	syncv1 "github.com/kuvryn/kuvryn-sync/apis/v1alpha1"
 	"github.com/kuvryn/kuvryn-sync/pkg/manager"
@@ -36,6 +37,9 @@ const (
 	// notReadyRetry re-reads the Secrets of sinks that are not ready, so a
 	// fix shows soon.
 	notReadyRetry = 30 * time.Second
+	// wakeupBuffer holds the Applications whose deliveries wait to be
+	// recorded; when it is full, the next reconcile records them.
+	wakeupBuffer = 1024
 )
 
 // Options configure the controllers.
@@ -61,8 +65,8 @@ func Setup(ctx context.Context, mgr ctrl.Manager, o Options) (*Controllers, erro
 		return nil, err
 	}
 	apps := &applicationReconciler{
-		client: mgr.GetClient(), reader: mgr.GetAPIReader(), tracker: transition.NewTracker(),
-		dispatcher: d, now: time.Now,
+		client: mgr.GetClient(), reader: mgr.GetAPIReader(), ledger: transition.NewLedger(),
+		dispatcher: d, now: time.Now, wakeups: make(chan event.GenericEvent, wakeupBuffer),
 	}
 	if err := apps.setup(mgr); err != nil {
 		return nil, err
@@ -135,31 +139,14 @@ func applicationEvents() handler.EventHandler {
 	}
 }
 
-// revisionEvents wakes the Application a Revision belongs to. A Revision
-// the informer lists when it starts is taken as the baseline there and then,
-// before any reconcile: what it shows happened before this process looked.
-func (r *applicationReconciler) revisionEvents() handler.EventHandler {
-	enqueue := func(obj client.Object, q workqueue.TypedRateLimitingInterface[reconcile.Request]) {
+// revisionEvents wakes the Application a Revision belongs to.
+func revisionEvents() handler.EventHandler {
+	return handler.EnqueueRequestsFromMapFunc(func(_ context.Context, obj client.Object) []reconcile.Request {
 		if app, ok := applicationOf(obj); ok {
-			q.Add(reconcile.Request{NamespacedName: app})
+			return []reconcile.Request{{NamespacedName: app}}
 		}
-	}
-	return handler.Funcs{
-		CreateFunc: func(_ context.Context, e event.CreateEvent, q workqueue.TypedRateLimitingInterface[reconcile.Request]) {
-			if rev, ok := e.Object.(*syncv1.Revision); ok && e.IsInInitialList {
-				if app, ok := applicationOf(rev); ok {
-					r.tracker.Baseline(app, transition.Observe([]syncv1.Revision{*rev}))
-				}
-			}
-			enqueue(e.Object, q)
-		},
-		UpdateFunc: func(_ context.Context, e event.UpdateEvent, q workqueue.TypedRateLimitingInterface[reconcile.Request]) {
-			enqueue(e.ObjectNew, q)
-		},
-		DeleteFunc: func(_ context.Context, e event.DeleteEvent, q workqueue.TypedRateLimitingInterface[reconcile.Request]) {
-			enqueue(e.Object, q)
-		},
-	}
+		return nil
+	})
 }
 
 // applicationOf is the Application a Revision belongs to.
@@ -194,7 +181,8 @@ func (r *applicationReconciler) setup(mgr ctrl.Manager) error {
 		WithOptions(manager.ControllerOptions()).
 		Named("notify-application").
 		Watches(&syncv1.Application{}, applicationEvents()).
-		Watches(&syncv1.Revision{}, r.revisionEvents()).
+		Watches(&syncv1.Revision{}, revisionEvents()).
 		Watches(&syncv1.NotificationSink{}, r.sinkEvents()).
+		WatchesRawSource(crsource.Channel(r.wakeups, &handler.EnqueueRequestForObject{})).
 		Complete(r)
 }

@@ -13,7 +13,8 @@ import (
 // TestTransitions_DeliverOnceAcrossReconcilesAndARestart: AwaitingApproval,
 // Applying and Healthy each reach the sink once, although every state is
 // written many times, two writes land back to back, and the controller is
-// replaced by a fresh one (empty memory) in the middle of the rollout.
+// replaced by a fresh one (empty memory) in the middle of the rollout,
+// once the first recorded what it delivered.
 func TestTransitions_DeliverOnceAcrossReconcilesAndARestart(t *testing.T) {
 	e := newEnv(t)
 	sink := newReceiver(t, 0)
@@ -37,6 +38,7 @@ func TestTransitions_DeliverOnceAcrossReconcilesAndARestart(t *testing.T) {
 	e.eventually("AwaitingApproval delivered", func() bool { return len(sink.got()) >= 1 }, nil)
 	rewrite(func() *syncv1.RevisionStatus { return applying(1) }, 8)
 	e.eventually("Applying delivered", func() bool { return len(sink.got()) >= 2 }, nil)
+	e.waitRecorded("Applying")
 
 	stop()
 	e.startController(o)

@@ -59,6 +59,8 @@ type Job struct {
 	// Application and Revision identify what NotificationFailed Events are about.
 	Application *syncv1.Application
 	Revision    *syncv1.Revision
+	// Delivered, if set, is called once the sink accepted the notification.
+	Delivered func()
 }
 
 // Dispatcher holds the queue and runs its workers as a manager Runnable.
@@ -154,6 +156,9 @@ func (d *Dispatcher) deliver(ctx context.Context, j Job) {
 		if err = d.attempt(ctx, j); err == nil {
 			Deliveries.WithLabelValues(string(j.SinkType), ResultDelivered).Inc()
 			d.log.Info("notification delivered", d.keysAndValues(j, "attempts", attempts)...)
+			if j.Delivered != nil {
+				j.Delivered()
+			}
 			return
 		}
 		var p permanent

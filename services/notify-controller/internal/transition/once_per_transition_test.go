@@ -57,10 +57,14 @@ func TestTracker_FiresOncePerTransition(t *testing.T) {
 		Causes: []syncv1.Cause{{Chain: []syncv1.CauseLink{{ObjectRef: syncv1.ObjectRef{Kind: "Pod", Name: "api-y"}, Message: "OOMKilled"}}}}}
 
 	for _, tc := range []struct {
-		name     string
-		baseline bool
-		steps    []syncv1.RevisionStatus
-		want     []string
+		name  string
+		steps []syncv1.RevisionStatus
+		// restart replaces the process before these steps: its memory is
+		// lost, the recorded status stays.
+		restart map[int]bool
+		// refuse has the sink refuse every notification at these steps.
+		refuse map[int]bool
+		want   []string
 	}{
 		{name: "a manual rollout, each status read many times",
 			steps: []syncv1.RevisionStatus{{}, awaiting, awaiting, awaiting, applying, applying, healthy, healthy, healthy},
@@ -83,22 +87,40 @@ func TestTracker_FiresOncePerTransition(t *testing.T) {
 		{name: "a diagnosis fires when its causes change, not when the summary is read again",
 			steps: []syncv1.RevisionStatus{diagnosed, diagnosed, rediagnosed},
 			want:  []string{"Failed", "Diagnosed", "Diagnosed"}},
-		{name: "what a new process finds is not sent again, later transitions are",
-			baseline: true,
-			steps:    []syncv1.RevisionStatus{awaiting, awaiting, applying, healthy},
-			want:     []string{"Applying", "Healthy"}},
+		{name: "what the record holds is not sent again by a new process",
+			steps:   []syncv1.RevisionStatus{awaiting, awaiting, applying, healthy, healthy},
+			restart: map[int]bool{1: true, 4: true},
+			want:    []string{"AwaitingApproval", "Applying", "Healthy"}},
+		{name: "what a new process finds unrecorded is sent, once",
+			steps:   []syncv1.RevisionStatus{{}, awaiting, awaiting, applying, healthy},
+			restart: map[int]bool{1: true, 3: true, 4: true},
+			want:    []string{"AwaitingApproval", "Applying", "Healthy"}},
+		{name: "a refused notification is not sent again by the same process, but by the next",
+			steps:   []syncv1.RevisionStatus{awaiting, awaiting, awaiting, awaiting},
+			refuse:  map[int]bool{0: true},
+			restart: map[int]bool{2: true},
+			want:    []string{"AwaitingApproval", "AwaitingApproval"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			tr := NewTracker()
+			l := NewLedger()
 			app := types.NamespacedName{Namespace: "payments", Name: "api"}
+			var status []syncv1.DeliveredNotification
 			var got []string
 			for i, st := range tc.steps {
-				rev := []syncv1.Revision{{ObjectMeta: metav1.ObjectMeta{Name: "api-1", UID: "uid-1"}, Status: st}}
-				if tc.baseline && i == 0 {
-					tr.Baseline(app, Observe(rev))
+				if tc.restart[i] {
+					l = NewLedger()
 				}
-				for _, o := range tr.Fresh(app, Observe(rev)) {
-					got = append(got, string(o.Event))
+				rev := []syncv1.Revision{{ObjectMeta: metav1.ObjectMeta{Name: "api-1", UID: "uid-1"}, Status: st}}
+				want := deliveries("audit", Observe(rev))
+				for _, d := range l.Due(app, status, want) {
+					got = append(got, string(d.Occurrence.Event))
+					if !tc.refuse[i] {
+						l.Delivered(app, d)
+					}
+				}
+				if rec, n := l.Record(app, status, want); n > 0 {
+					l.Recorded(app, rec, n)
+					status = rec
 				}
 			}
 			if strings.Join(got, ",") != strings.Join(tc.want, ",") {
@@ -108,8 +130,17 @@ func TestTracker_FiresOncePerTransition(t *testing.T) {
 	}
 }
 
-func TestTracker_ARecreatedRevisionStartsAfresh(t *testing.T) {
-	tr := NewTracker()
+// deliveries are occ for one sink, as the controller wants them delivered.
+func deliveries(sink string, occ []Occurrence) []Delivery {
+	var out []Delivery
+	for _, o := range occ {
+		out = append(out, Delivery{Sink: sink, ID: o.ID("app-uid"), Occurrence: o})
+	}
+	return out
+}
+
+func TestLedger_ARecreatedRevisionStartsAfresh(t *testing.T) {
+	l := NewLedger()
 	app := types.NamespacedName{Namespace: "payments", Name: "api"}
 	status := state(syncv1.PhaseAwaitingApproval, 0, "AwaitingApproval=True@1")
 	for _, tc := range []struct {
@@ -117,13 +148,48 @@ func TestTracker_ARecreatedRevisionStartsAfresh(t *testing.T) {
 		want int
 	}{{"uid-1", 1}, {"uid-1", 0}, {"uid-2", 1}} {
 		rev := []syncv1.Revision{{ObjectMeta: metav1.ObjectMeta{Name: "api-1", UID: tc.uid}, Status: status}}
-		if got := len(tr.Fresh(app, Observe(rev))); got != tc.want {
-			t.Errorf("Revision UID %s: %d fresh, want %d", tc.uid, got, tc.want)
+		if got := len(l.Due(app, nil, deliveries("audit", Observe(rev)))); got != tc.want {
+			t.Errorf("Revision UID %s: %d due, want %d", tc.uid, got, tc.want)
 		}
 	}
-	tr.Forget(app)
-	rev := []syncv1.Revision{{ObjectMeta: metav1.ObjectMeta{Name: "api-1", UID: "uid-2"}, Status: status}}
-	if got := len(tr.Fresh(app, Observe(rev))); got != 1 {
-		t.Errorf("after Forget: %d fresh, want 1", got)
+}
+
+// TestLedger_RecordIsBounded: the record keeps only what is still wanted,
+// and of that the newest syncv1.MaxDeliveredNotifications.
+func TestLedger_RecordIsBounded(t *testing.T) {
+	app := types.NamespacedName{Namespace: "payments", Name: "api"}
+	rev := []syncv1.Revision{{ObjectMeta: metav1.ObjectMeta{Name: "api-1", UID: "uid-1"},
+		Status: state(syncv1.PhaseAwaitingApproval, 0, "AwaitingApproval=True@1")}}
+	var want []Delivery
+	for i := range syncv1.MaxDeliveredNotifications + 8 {
+		want = append(want, deliveries(fmt.Sprintf("sink-%02d", i), Observe(rev))...)
+	}
+	for _, tc := range []struct {
+		name      string
+		wantLater []Delivery
+		first     string
+		length    int
+	}{
+		{"more delivered than the bound", want, "sink-08", syncv1.MaxDeliveredNotifications},
+		{"only what is still wanted", want[30:35], "sink-30", 5},
+		{"nothing wanted", nil, "", 0},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			l := NewLedger()
+			for _, d := range l.Due(app, nil, want) {
+				l.Delivered(app, d)
+			}
+			rec, n := l.Record(app, nil, tc.wantLater)
+			if n != len(want) {
+				t.Errorf("Record took in %d deliveries, want %d", n, len(want))
+			}
+			if len(rec) != tc.length || (len(rec) > 0 && rec[0].Sink != tc.first) {
+				t.Fatalf("record of %d entries starting at %v, want %d starting at %s", len(rec), rec, tc.length, tc.first)
+			}
+			l.Recorded(app, rec, n)
+			if _, n := l.Record(app, rec, tc.wantLater); n != 0 {
+				t.Errorf("after Recorded, %d deliveries still to record", n)
+			}
+		})
 	}
 }

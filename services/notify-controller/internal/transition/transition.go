@@ -1,6 +1,7 @@
 // Package transition finds the lifecycle events an Application's Revisions
-// show in their status and remembers which it has seen, so that each fires
-// once per transition however often status is read.
+// show in their status, and keeps the ledger of which were queued and
+// delivered to which sink, so that each fires once per transition however
+// often status is read and whichever process reads it.
 package transition
 
 import (
@@ -8,6 +9,8 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -131,64 +134,143 @@ func diagnosisMessage(d *syncv1.Diagnosis) string {
 	return fmt.Sprintf("%s %s: %s", root.Kind, root.Name, root.Message)
 }
 
-// key is one event at one Revision, told apart by UID from an earlier
-// Revision of the same name.
-type key struct {
-	revision types.UID
-	event    syncv1.NotificationEvent
+// ID names o for the Application with uid: the same transition has the
+// same ID in every process, and receivers can tell a repeat by it.
+func (o Occurrence) ID(app types.UID) string {
+	sum := sha256.Sum256([]byte(strings.Join([]string{string(app), o.Revision.Name, string(o.Revision.UID), string(o.Event), o.Identity}, "\x00")))
+	return hex.EncodeToString(sum[:16])
 }
 
-// Tracker remembers, per Application, the identity of every event its
-// Revisions showed when it last looked. It lives in memory only, so a
-// restarted process starts from what status shows then.
-type Tracker struct {
+// Delivery is one occurrence for one sink.
+type Delivery struct {
+	Sink       string
+	ID         string
+	Occurrence Occurrence
+}
+
+func (d Delivery) entry() syncv1.DeliveredNotification {
+	return syncv1.DeliveredNotification{Sink: d.Sink, ID: d.ID, Event: d.Occurrence.Event, Revision: d.Occurrence.Revision.Name}
+}
+
+// sent is a delivery told apart from others.
+type sent struct{ sink, id string }
+
+// Ledger knows, per Application, what this process queued and what it
+// delivered but has not recorded yet. What earlier processes delivered is
+// read from the Application's status.deliveredNotifications, which the
+// Ledger writes through its caller, once per batch of deliveries.
+type Ledger struct {
 	mu   sync.Mutex
-	apps map[types.NamespacedName]map[key]string
+	apps map[types.NamespacedName]*appLedger
 }
 
-// NewTracker returns an empty Tracker.
-func NewTracker() *Tracker {
-	return &Tracker{apps: map[types.NamespacedName]map[key]string{}}
+type appLedger struct {
+	// queued were queued, or given up on, by this process; a failed or
+	// dropped delivery is not tried again until the next process.
+	queued map[sent]bool
+	// delivered were accepted by their sink and are not recorded yet.
+	delivered []syncv1.DeliveredNotification
+	// recorded is what this process last wrote, which the cache may not
+	// show yet; nil until it writes.
+	recorded []syncv1.DeliveredNotification
 }
 
-// Baseline records occ, what a Revision showed before this process watched
-// it, as known: those transitions happened earlier and a process that is
-// gone may have delivered them, so they may be lost but are never sent twice.
-func (t *Tracker) Baseline(app types.NamespacedName, occ []Occurrence) {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	seen := t.apps[app]
-	if seen == nil {
-		seen = map[key]string{}
-		t.apps[app] = seen
+// NewLedger returns an empty Ledger.
+func NewLedger() *Ledger {
+	return &Ledger{apps: map[types.NamespacedName]*appLedger{}}
+}
+
+func (l *Ledger) app(key types.NamespacedName) *appLedger {
+	a := l.apps[key]
+	if a == nil {
+		a = &appLedger{queued: map[sent]bool{}}
+		l.apps[key] = a
 	}
-	for _, o := range occ {
-		seen[key{o.Revision.UID, o.Event}] = o.Identity
-	}
+	return a
 }
 
-// Fresh records occ as what the Application's Revisions show now and
-// returns the occurrences they did not show when last seen.
-func (t *Tracker) Fresh(app types.NamespacedName, occ []Occurrence) []Occurrence {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	before := t.apps[app]
-	now := make(map[key]string, len(occ))
-	var fresh []Occurrence
-	for _, o := range occ {
-		k := key{o.Revision.UID, o.Event}
-		now[k] = o.Identity
-		if before[k] != o.Identity {
-			fresh = append(fresh, o)
+// Due returns the deliveries of want that are neither in status nor
+// recorded, queued or delivered by this process, and counts them as
+// queued. It forgets what was queued for transitions no longer wanted.
+func (l *Ledger) Due(key types.NamespacedName, status []syncv1.DeliveredNotification, want []Delivery) []Delivery {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	a := l.app(key)
+	done := map[sent]bool{}
+	for _, e := range a.record(status) {
+		done[sent{e.Sink, e.ID}] = true
+	}
+	for _, e := range a.delivered {
+		done[sent{e.Sink, e.ID}] = true
+	}
+	queued := make(map[sent]bool, len(want))
+	var due []Delivery
+	for _, d := range want {
+		k := sent{d.Sink, d.ID}
+		if !a.queued[k] && !done[k] {
+			due = append(due, d)
+		}
+		queued[k] = true
+	}
+	a.queued = queued
+	return due
+}
+
+func (a *appLedger) record(status []syncv1.DeliveredNotification) []syncv1.DeliveredNotification {
+	if a.recorded != nil {
+		return a.recorded
+	}
+	return status
+}
+
+// Delivered notes that d's sink accepted it.
+func (l *Ledger) Delivered(key types.NamespacedName, d Delivery) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	a := l.app(key)
+	a.delivered = append(a.delivered, d.entry())
+}
+
+// Record returns what status.deliveredNotifications should hold: the
+// recorded entries still wanted, then those delivered since, at most
+// syncv1.MaxDeliveredNotifications, the newest kept; and how many
+// deliveries it took in, none when there is nothing new to write.
+func (l *Ledger) Record(key types.NamespacedName, status []syncv1.DeliveredNotification, want []Delivery) ([]syncv1.DeliveredNotification, int) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	a := l.app(key)
+	current := make(map[sent]bool, len(want))
+	for _, d := range want {
+		current[sent{d.Sink, d.ID}] = true
+	}
+	seen := map[sent]bool{}
+	out := []syncv1.DeliveredNotification{}
+	for _, e := range append(append([]syncv1.DeliveredNotification(nil), a.record(status)...), a.delivered...) {
+		k := sent{e.Sink, e.ID}
+		if current[k] && !seen[k] {
+			seen[k] = true
+			out = append(out, e)
 		}
 	}
-	t.apps[app] = now
-	return fresh
+	if len(out) > syncv1.MaxDeliveredNotifications {
+		out = out[len(out)-syncv1.MaxDeliveredNotifications:]
+	}
+	return out, len(a.delivered)
+}
+
+// Recorded notes that rec, which Record returned having taken in n
+// deliveries, was written.
+func (l *Ledger) Recorded(key types.NamespacedName, rec []syncv1.DeliveredNotification, n int) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	a := l.app(key)
+	a.delivered = slices.Clone(a.delivered[n:])
+	a.recorded = rec
 }
 
 // Forget drops a deleted Application.
-func (t *Tracker) Forget(app types.NamespacedName) {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	delete(t.apps, app)
+func (l *Ledger) Forget(key types.NamespacedName) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	delete(l.apps, key)
 }
