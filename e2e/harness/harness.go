@@ -332,6 +332,13 @@ func (p *Process) Kill() {
 	<-p.done
 }
 
+// Pause stops the process with SIGSTOP, as a stalled node would: it keeps
+// what it holds and does nothing until Resume.
+func (p *Process) Pause() error { return p.cmd.Process.Signal(syscall.SIGSTOP) }
+
+// Resume continues a paused process with SIGCONT.
+func (p *Process) Resume() error { return p.cmd.Process.Signal(syscall.SIGCONT) }
+
 // Stop sends SIGTERM and waits up to ten seconds before killing.
 func (p *Process) Stop() {
 	p.stopped = true

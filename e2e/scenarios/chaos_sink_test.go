@@ -7,7 +7,6 @@ import (
 	"testing"
 	"time"
 
-	corev1 "k8s.io/api/core/v1"
 	eventsv1 "k8s.io/api/events/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -27,18 +26,7 @@ func TestE2E_Chaos_FailingSinkGetsThreeAttemptsThenNotificationFailed(t *testing
 	ns := namespace(t, "e2e-chaos-sink")
 	// The suite shares the sink: a path of its own tells this test's requests apart.
 	path := "/chaos-sink/" + ns
-	if err := env.Client.Create(t.Context(), &corev1.Secret{
-		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "audit-webhook"},
-		StringData: map[string]string{"url": sink.URL(path), "hmacKey": harness.SinkKey},
-	}); err != nil {
-		t.Fatal(err)
-	}
-	if err := env.Client.Create(t.Context(), &syncv1.NotificationSink{
-		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "audit"},
-		Spec:       syncv1.NotificationSinkSpec{Type: syncv1.SinkWebhook, SecretRef: syncv1.LocalObjectReference{Name: "audit-webhook"}},
-	}); err != nil {
-		t.Fatal(err)
-	}
+	subscribe(t, ns, path)
 	sink.FailWith(http.StatusInternalServerError)
 	t.Cleanup(sink.Heal)
 

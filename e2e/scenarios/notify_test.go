@@ -1,17 +1,12 @@
 package scenarios_test
 
 import (
-	"encoding/json"
 	"fmt"
 	"strings"
 	"testing"
 	"time"
 
-	corev1 "k8s.io/api/core/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-
 	syncv1 "github.com/kuvryn/kuvryn-sync/apis/v1alpha1"
-	"github.com/kuvryn/kuvryn-sync/e2e/harness"
 )
 
 // notification is the part of a webhook body the scenario reads.
@@ -32,39 +27,15 @@ type notification struct {
 // arrives, each once.
 func TestE2E_AwaitingApprovalReachesTheSinkAndItsCommandDeploys(t *testing.T) {
 	t.Parallel()
-	// The suite's notify-controller trusts the suite's sink.
-	key := []byte(harness.SinkKey)
-	sink := services.Sink
-
+	// The suite's notify-controller trusts the suite's sink, which the
+	// suite shares: a path of its own tells this test's requests apart.
+	const path = "/kuvryn-sync"
 	ns := namespace(t, "e2e-notify")
-	if err := env.Client.Create(t.Context(), &corev1.Secret{
-		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "audit-webhook"},
-		StringData: map[string]string{"url": sink.URL("/kuvryn-sync"), "hmacKey": string(key)},
-	}); err != nil {
-		t.Fatal(err)
-	}
-	if err := env.Client.Create(t.Context(), &syncv1.NotificationSink{
-		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "audit"},
-		Spec:       syncv1.NotificationSinkSpec{Type: syncv1.SinkWebhook, SecretRef: syncv1.LocalObjectReference{Name: "audit-webhook"}},
-	}); err != nil {
-		t.Fatal(err)
-	}
+	subscribe(t, ns, path)
 	repository(t, ns, "platform", map[string]string{"apps/payments/deployment.yaml": deployment("payments", "payments:1.0")})
-	if err := env.Client.Create(t.Context(), &syncv1.Application{
-		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "payments"},
-		Spec: syncv1.ApplicationSpec{
-			Source:             syncv1.ApplicationSource{RepositoryRef: syncv1.LocalObjectReference{Name: "platform"}, Path: "apps/payments"},
-			ServiceAccountName: "deployer",
-			Notifications: []syncv1.NotificationSubscription{{
-				SinkRef: syncv1.LocalObjectReference{Name: "audit"},
-				Events:  []syncv1.NotificationEvent{syncv1.NotificationAwaitingApproval, syncv1.NotificationHealthy},
-			}},
-		},
-	}); err != nil {
-		t.Fatal(err)
-	}
+	createNotifiedApplication(t, ns)
 
-	awaiting := waitForNotification(t, sink, "AwaitingApproval", "")
+	awaiting := waitForNotification(t, path, "AwaitingApproval", "")
 	rev := get(t, &syncv1.Revision{}, ns, awaiting.Revision)
 	wantCommand := fmt.Sprintf("ksync approve payments -n %s --revision %s", ns, rev.Name)
 	if awaiting.ApproveCommand != wantCommand {
@@ -79,39 +50,24 @@ func TestE2E_AwaitingApprovalReachesTheSinkAndItsCommandDeploys(t *testing.T) {
 	if err != nil {
 		t.Fatalf("%s: %v\n%s%s", awaiting.ApproveCommand, err, out, errOut)
 	}
-	healthy := waitForNotification(t, sink, "Healthy", rev.Name)
+	healthy := waitForNotification(t, path, "Healthy", rev.Name)
 	app := get(t, &syncv1.Application{}, ns, "payments")
 	if app.Status.DeployedRevision != healthy.Revision {
 		t.Errorf("Healthy names Revision %s, deployed is %s", healthy.Revision, app.Status.DeployedRevision)
 	}
-	counts := map[string]int{}
-	for _, r := range sink.Requests() {
-		// The suite shares the sink: count only what was sent to this test's path.
-		if r.Path != "/kuvryn-sync" {
-			continue
-		}
-		var n notification
-		if err := json.Unmarshal(r.Body, &n); err != nil {
-			t.Fatal(err)
-		}
-		if !r.SignatureOK {
-			t.Errorf("%s notification not signed with the key", n.Event)
-		}
-		counts[n.Event]++
-	}
-	if counts["AwaitingApproval"] != 1 || counts["Healthy"] != 1 || len(counts) != 2 {
-		t.Errorf("sink got %v, want one AwaitingApproval and one Healthy", counts)
+	if got := strings.Join(received(t, path), ","); got != "AwaitingApproval,Healthy" {
+		t.Errorf("sink got %s, want one AwaitingApproval and one Healthy", got)
 	}
 }
 
-// waitForNotification waits for the sink to receive event, about rev if set.
-func waitForNotification(t *testing.T, sink *harness.Sink, event, rev string) notification {
+// waitForNotification waits for the sink to receive event at path, about
+// rev if set.
+func waitForNotification(t *testing.T, path, event, rev string) notification {
 	t.Helper()
 	var found notification
-	eventually(t, 3*time.Minute, event+" at the sink", func() bool {
-		for _, r := range sink.Requests() {
-			var n notification
-			if json.Unmarshal(r.Body, &n) == nil && n.Event == event && (rev == "" || n.Revision == rev) {
+	eventually(t, 3*time.Minute, event+" at the sink's "+path, func() bool {
+		for _, n := range receivedNotifications(t, path) {
+			if n.Event == event && (rev == "" || n.Revision == rev) {
 				found = n
 				return true
 			}
