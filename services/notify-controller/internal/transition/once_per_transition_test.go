@@ -32,7 +32,7 @@ func state(phase syncv1.RevisionPhase, attempt int32, conds ...string) syncv1.Re
 	return st
 }
 
-func TestTracker_FiresOncePerTransition(t *testing.T) {
+func TestLedger_FiresOncePerTransition(t *testing.T) {
 	awaiting := state(syncv1.PhaseAwaitingApproval, 0, "Planned=True@1", "AwaitingApproval=True@1")
 	applying := state(syncv1.PhaseApplying, 1, "AwaitingApproval=False@5", "RolloutComplete=False@5")
 	healthy := state(syncv1.PhaseHealthy, 1, "RolloutComplete=True@9", "Healthy=True@9")
@@ -151,45 +151,5 @@ func TestLedger_ARecreatedRevisionStartsAfresh(t *testing.T) {
 		if got := len(l.Due(app, nil, deliveries("audit", Observe(rev)))); got != tc.want {
 			t.Errorf("Revision UID %s: %d due, want %d", tc.uid, got, tc.want)
 		}
-	}
-}
-
-// TestLedger_RecordIsBounded: the record keeps only what is still wanted,
-// and of that the newest syncv1.MaxDeliveredNotifications.
-func TestLedger_RecordIsBounded(t *testing.T) {
-	app := types.NamespacedName{Namespace: "payments", Name: "api"}
-	rev := []syncv1.Revision{{ObjectMeta: metav1.ObjectMeta{Name: "api-1", UID: "uid-1"},
-		Status: state(syncv1.PhaseAwaitingApproval, 0, "AwaitingApproval=True@1")}}
-	var want []Delivery
-	for i := range syncv1.MaxDeliveredNotifications + 8 {
-		want = append(want, deliveries(fmt.Sprintf("sink-%02d", i), Observe(rev))...)
-	}
-	for _, tc := range []struct {
-		name      string
-		wantLater []Delivery
-		first     string
-		length    int
-	}{
-		{"more delivered than the bound", want, "sink-08", syncv1.MaxDeliveredNotifications},
-		{"only what is still wanted", want[30:35], "sink-30", 5},
-		{"nothing wanted", nil, "", 0},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			l := NewLedger()
-			for _, d := range l.Due(app, nil, want) {
-				l.Delivered(app, d)
-			}
-			rec, n := l.Record(app, nil, tc.wantLater)
-			if n != len(want) {
-				t.Errorf("Record took in %d deliveries, want %d", n, len(want))
-			}
-			if len(rec) != tc.length || (len(rec) > 0 && rec[0].Sink != tc.first) {
-				t.Fatalf("record of %d entries starting at %v, want %d starting at %s", len(rec), rec, tc.length, tc.first)
-			}
-			l.Recorded(app, rec, n)
-			if _, n := l.Record(app, rec, tc.wantLater); n != 0 {
-				t.Errorf("after Recorded, %d deliveries still to record", n)
-			}
-		})
 	}
 }
