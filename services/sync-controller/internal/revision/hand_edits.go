@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strings"
 
+	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -15,6 +16,7 @@ import (
 
 	syncv1 "github.com/kuvryn/kuvryn-sync/apis/v1alpha1"
 	"github.com/kuvryn/kuvryn-sync/services/sync-controller/internal/ignore"
+	"github.com/kuvryn/kuvryn-sync/services/sync-controller/internal/plan"
 )
 
 // DefaultHandEditManagers are the field managers kubectl writes under when a
@@ -43,11 +45,12 @@ func (r *Reconciler) handEditManagers() []string {
 // back and removes the ones the desired state does not declare. Fields of
 // any other manager stay theirs and still conflict. Only objects Kuvryn Sync
 // has applied are touched, and only entries of the same apiVersion as its
-// own, whose field paths match. Only ownership moves, no value: a manual
-// Application does it too, so that its plan shows the correction, which
-// nothing applies until that plan is approved. It returns live as the API
-// server answered the change. Fields under ignored are never taken: they
-// stay with whoever set them. It does not record what it took (see
+// own, whose field paths match. Only ownership moves, no value. An automatic
+// Application does it while planning; a manual one changes nothing live
+// before its plan is approved, so it plans the take-over (planTakeover) and
+// does it when the approved rollout applies the object. It returns live as
+// the API server answered the change. Fields under ignored are never taken:
+// they stay with whoever set them. It does not record what it took (see
 // recordHandEdits), so that objects planned at once can be recorded in order.
 func (r *Reconciler) reclaimHandEdits(ctx context.Context, ro *rollout, live *unstructured.Unstructured, ignored []ignore.Pointer) (*unstructured.Unstructured, []string, error) {
 	if live == nil {
@@ -76,34 +79,62 @@ func (r *Reconciler) reclaimHandEdits(ctx context.Context, ro *rollout, live *un
 
 // takeBackHandEdits is one locked attempt of reclaimHandEdits.
 func (r *Reconciler) takeBackHandEdits(ctx context.Context, ro *rollout, live *unstructured.Unstructured, ignored []ignore.Pointer) (*unstructured.Unstructured, []string, error) {
+	t, err := r.handEditTakeover(live, ignored)
+	if err != nil || len(t.taken) == 0 {
+		return live, nil, err
+	}
+	patch := client.MergeFromWithOptions(live.DeepCopy(), client.MergeFromWithOptimisticLock{})
+	out := live.DeepCopy()
+	out.SetManagedFields(t.entries)
+	if err := ro.client.Patch(ctx, out, patch); err != nil {
+		return nil, nil, fmt.Errorf("taking back hand-edited fields of %s: %w", idOf(live), err)
+	}
+	return out, t.taken, nil
+}
+
+// takeover is what reclaimHandEdits makes of an object's managed fields,
+// computed without writing anything.
+type takeover struct {
+	// entries are the managed fields once taken back.
+	entries []metav1.ManagedFieldsEntry
+	// fields are the fields taken, and kept those every other entry of
+	// entries still holds.
+	fields, kept *fieldpath.Set
+	// taken names the fields taken, one item per field manager.
+	taken []string
+}
+
+// handEditTakeover computes reclaimHandEdits' change to live's managed
+// fields; taken is empty when there is nothing to take.
+func (r *Reconciler) handEditTakeover(live *unstructured.Unstructured, ignored []ignore.Pointer) (takeover, error) {
 	entries := live.GetManagedFields()
-	own := slices.IndexFunc(entries, func(e metav1.ManagedFieldsEntry) bool {
-		return e.Manager == syncv1.FieldManagerSync && e.Operation == metav1.ManagedFieldsOperationApply && e.Subresource == ""
-	})
+	own := slices.IndexFunc(entries, isOwnApplyEntry)
 	if own < 0 {
-		return live, nil, nil
+		return takeover{}, nil
 	}
 	owned, err := fieldSet(entries[own])
 	if err != nil {
-		return nil, nil, fmt.Errorf("reading the fields Kuvryn Sync owns of %s: %w", idOf(live), err)
+		return takeover{}, fmt.Errorf("reading the fields Kuvryn Sync owns of %s: %w", idOf(live), err)
 	}
-	managers := r.handEditManagers()
+	t := takeover{fields: &fieldpath.Set{}, kept: &fieldpath.Set{}}
 	kept := make([]metav1.ManagedFieldsEntry, 0, len(entries))
-	var taken []string
 	for i, e := range entries {
-		if i == own || !slices.Contains(managers, e.Manager) || e.Subresource == "status" || e.APIVersion != entries[own].APIVersion {
+		if i == own {
+			continue
+		}
+		if !r.takesFrom(entries[own], e) {
 			kept = append(kept, e)
 			continue
 		}
 		set, err := fieldSet(e)
 		if err != nil {
-			return nil, nil, fmt.Errorf("reading the fields field manager %q owns of %s: %w", e.Manager, idOf(live), err)
+			return takeover{}, fmt.Errorf("reading the fields field manager %q owns of %s: %w", e.Manager, idOf(live), err)
 		}
 		set, left := splitIgnored(set, live, ignored)
 		if !left.Empty() {
 			raw, err := left.ToJSON()
 			if err != nil {
-				return nil, nil, fmt.Errorf("writing the fields field manager %q keeps of %s: %w", e.Manager, idOf(live), err)
+				return takeover{}, fmt.Errorf("writing the fields field manager %q keeps of %s: %w", e.Manager, idOf(live), err)
 			}
 			e.FieldsV1 = metav1.NewFieldsV1(string(raw))
 			kept = append(kept, e)
@@ -111,43 +142,65 @@ func (r *Reconciler) takeBackHandEdits(ctx context.Context, ro *rollout, live *u
 		if set.Empty() {
 			continue
 		}
-		owned = owned.Union(set)
-		taken = append(taken, fmt.Sprintf("%s from field manager %q", namePaths(set), e.Manager))
+		t.fields = t.fields.Union(set)
+		t.taken = append(t.taken, fmt.Sprintf("%s from field manager %q", namePaths(set), e.Manager))
 	}
-	if len(taken) == 0 {
-		return live, nil, nil
+	if len(t.taken) == 0 {
+		return takeover{}, nil
 	}
-	raw, err := owned.ToJSON()
+	for _, e := range kept {
+		set, err := fieldSet(e)
+		if err != nil {
+			return takeover{}, fmt.Errorf("reading the fields field manager %q owns of %s: %w", e.Manager, idOf(live), err)
+		}
+		t.kept = t.kept.Union(set)
+	}
+	raw, err := owned.Union(t.fields).ToJSON()
 	if err != nil {
-		return nil, nil, fmt.Errorf("writing the fields Kuvryn Sync owns of %s: %w", idOf(live), err)
+		return takeover{}, fmt.Errorf("writing the fields Kuvryn Sync owns of %s: %w", idOf(live), err)
 	}
 	mine := entries[own]
 	mine.FieldsV1 = metav1.NewFieldsV1(string(raw))
-	kept = append(kept, mine)
-
-	patch := client.MergeFromWithOptions(live.DeepCopy(), client.MergeFromWithOptimisticLock{})
-	out := live.DeepCopy()
-	out.SetManagedFields(kept)
-	if err := ro.client.Patch(ctx, out, patch); err != nil {
-		return nil, nil, fmt.Errorf("taking back hand-edited fields of %s: %w", idOf(live), err)
-	}
-	return out, taken, nil
+	t.entries = append(kept, mine)
+	return t, nil
 }
 
-// recordHandEdits records that the hand-edited fields taken of the object
-// id were taken back, for the drift record and in an Event.
-func (ro *rollout) recordHandEdits(id objectID, taken []string) {
+// isOwnApplyEntry reports whether e holds what Kuvryn Sync applied.
+func isOwnApplyEntry(e metav1.ManagedFieldsEntry) bool {
+	return e.Manager == syncv1.FieldManagerSync && e.Operation == metav1.ManagedFieldsOperationApply && e.Subresource == ""
+}
+
+// takesFrom reports whether reclaimHandEdits takes the fields of entry e,
+// given Kuvryn Sync's own Apply entry own: a hand-edit manager's, other
+// than on the status subresource, of the same apiVersion.
+func (r *Reconciler) takesFrom(own, e metav1.ManagedFieldsEntry) bool {
+	return slices.Contains(r.handEditManagers(), e.Manager) && e.Subresource != "status" && e.APIVersion == own.APIVersion
+}
+
+// recordHandEdits records the hand-edited fields of the object id that
+// were taken back or, for a manual Application's plan, that its rollout
+// takes back, for the drift record; what was taken gets an Event. A plan
+// gets none, since a manual Application is planned again on every look
+// while an approval waits: the plan itself shows it.
+func (ro *rollout) recordHandEdits(id objectID, taken []string, planned bool) {
 	if len(taken) == 0 {
 		return
 	}
-	ro.handEdits = append(ro.handEdits, fmt.Sprintf("%s: %s", id, strings.Join(taken, ", ")))
-	if !ro.app.Spec.Sync.Automatic {
-		ro.normal(syncv1.ReasonProgressing, actionSelfHeal, "%s was edited by hand: took back %s; the plan shows the correction, which waits for approval",
-			id, strings.Join(taken, ", "))
+	record := fmt.Sprintf("%s: %s", id, strings.Join(taken, ", "))
+	if planned && slices.Contains(ro.handEdits, record) {
+		// Drift detection plans twice: once to find it, once for its plan.
 		return
 	}
-	ro.normal(syncv1.ReasonDriftCorrected, actionSelfHeal, "%s was edited by hand: took back %s; the next apply rolls the edit back",
-		id, strings.Join(taken, ", "))
+	ro.handEdits = append(ro.handEdits, record)
+	switch {
+	case planned:
+	case ro.app.Spec.Sync.Automatic:
+		ro.normal(syncv1.ReasonDriftCorrected, actionSelfHeal, "%s was edited by hand: took back %s; the next apply rolls the edit back",
+			id, strings.Join(taken, ", "))
+	default:
+		ro.normal(syncv1.ReasonDriftCorrected, actionSelfHeal, "%s was edited by hand: took back %s as the approved plan %s does, and applied the desired state",
+			id, strings.Join(taken, ", "), ro.rev.Status.Plan.Digest)
+	}
 }
 
 // splitIgnored splits set into the fields to take and those under ignored,
@@ -193,4 +246,152 @@ func namePaths(set *fieldpath.Set) string {
 		s += fmt.Sprintf(" and %d more", more)
 	}
 	return s
+}
+
+// planTakeover plans obj, which exists, for a manual Application without
+// writing anything: its hand-edited fields are planned as the approved
+// rollout takes them back (takeBackBeforeApply). Where the desired state
+// sets a hand-edited field to another value, the unforced dry-run conflicts
+// and a forced one shows the value the rollout sets, as long as it takes
+// fields from hand-edit managers only; a conflict with any other manager
+// stays the plan's ApplyConflict. Fields set by hand that the desired state
+// does not declare stay in the dry-run, which cannot drop them: the entry is
+// an update whose diff names them (handEditNote), since the rollout removes
+// them. A take-over that changes no value is not drift.
+func (r *Reconciler) planTakeover(ctx context.Context, ro *rollout, obj, live *unstructured.Unstructured, ignored []ignore.Pointer, force bool) (objectPlan, error) {
+	t, err := r.handEditTakeover(live, ignored)
+	if err != nil {
+		return objectPlan{}, err
+	}
+	dryRun, err := applyObject(ctx, ro.client, obj, true, force, syncv1.ReasonValidationFailure)
+	forced := false
+	if f, ok := asFailure(err); ok && f.reason == syncv1.ReasonApplyConflict && len(t.taken) > 0 {
+		taking, forcedErr := applyObject(ctx, ro.client, obj, true, true, syncv1.ReasonValidationFailure)
+		if forcedErr != nil {
+			return objectPlan{}, forcedErr
+		}
+		if forced, err = r.takesHandEditsOnly(live, taking); err != nil {
+			return objectPlan{}, err
+		}
+		if !forced {
+			return objectPlan{}, f
+		}
+		dryRun = taking
+	}
+	if err != nil {
+		return objectPlan{}, err
+	}
+	removed, err := removedByTakeover(t, dryRun)
+	if err != nil {
+		return objectPlan{}, err
+	}
+	entry, err := plan.NewEntry(live, dryRun)
+	if err != nil {
+		return objectPlan{}, err
+	}
+	entry.Force = force
+	op := objectPlan{entry: entry}
+	if len(t.taken) > 0 {
+		op.handEdited = live
+	}
+	if forced || len(removed) > 0 {
+		op.taken = t.taken
+	}
+	if len(removed) > 0 {
+		op.entry.Action = syncv1.ActionUpdate
+		op.entry.Diff = handEditNote(removed) + op.entry.Diff
+	}
+	if len(ignored) == 0 && len(t.taken) == 0 && equality.Semantic.DeepEqual(live.Object, dryRun.Object) {
+		op.noop = live
+	}
+	return op, nil
+}
+
+// takesHandEditsOnly reports whether the forced dry-run taking took fields
+// of live from hand-edit managers only: every other manager's entry in live
+// holds no field that its entry in taking lacks.
+func (r *Reconciler) takesHandEditsOnly(live, taking *unstructured.Unstructured) (bool, error) {
+	entries := live.GetManagedFields()
+	own := slices.IndexFunc(entries, isOwnApplyEntry)
+	for i, e := range entries {
+		if i == own || (own >= 0 && r.takesFrom(entries[own], e)) {
+			continue
+		}
+		before, err := fieldSet(e)
+		if err != nil {
+			return false, fmt.Errorf("reading the fields field manager %q owns of %s: %w", e.Manager, idOf(live), err)
+		}
+		after := &fieldpath.Set{}
+		if j := slices.IndexFunc(taking.GetManagedFields(), func(d metav1.ManagedFieldsEntry) bool {
+			return d.Manager == e.Manager && d.Operation == e.Operation && d.Subresource == e.Subresource && d.APIVersion == e.APIVersion
+		}); j >= 0 {
+			if after, err = fieldSet(taking.GetManagedFields()[j]); err != nil {
+				return false, fmt.Errorf("reading the fields field manager %q would own of %s: %w", e.Manager, idOf(live), err)
+			}
+		}
+		if !before.Difference(after).Empty() {
+			return false, nil
+		}
+	}
+	return true, nil
+}
+
+// removedByTakeover names the fields the rollout removes once t is taken
+// back: those taken that the desired state, as dry-run, does not declare
+// (nor any field below them), and that no other manager keeps.
+func removedByTakeover(t takeover, dryRun *unstructured.Unstructured) ([]string, error) {
+	if t.fields == nil {
+		return nil, nil
+	}
+	declared := &fieldpath.Set{}
+	if i := slices.IndexFunc(dryRun.GetManagedFields(), isOwnApplyEntry); i >= 0 {
+		var err error
+		if declared, err = fieldSet(dryRun.GetManagedFields()[i]); err != nil {
+			return nil, fmt.Errorf("reading the fields Kuvryn Sync would own of %s: %w", idOf(dryRun), err)
+		}
+	}
+	var below []string
+	declared.Iterate(func(p fieldpath.Path) { below = append(below, p.String()) })
+	var removed []string
+	t.fields.Difference(declared).Difference(t.kept).Leaves().Iterate(func(p fieldpath.Path) {
+		name := p.String()
+		if !slices.ContainsFunc(below, func(d string) bool {
+			return strings.HasPrefix(d, name+".") || strings.HasPrefix(d, name+"[")
+		}) {
+			removed = append(removed, name)
+		}
+	})
+	return removed, nil
+}
+
+// handEditNote heads the diff of an object whose rollout removes the
+// fields removed, set by hand: a dry-run cannot show their removal.
+func handEditNote(removed []string) string {
+	names := removed
+	if len(names) > maxNamedObjects {
+		names = append(names[:maxNamedObjects:maxNamedObjects], fmt.Sprintf("and %d more", len(removed)-maxNamedObjects))
+	}
+	return fmt.Sprintf("# set by hand, not in the desired state: removed when applied: %s\n", strings.Join(names, ", "))
+}
+
+// takeBackBeforeApply takes back, for a manual Application's approved
+// rollout, the hand-edited fields of obj that its plan showed taken, just
+// before obj is applied. The live state this reconcile's plan read serves
+// when it planned; a later reconcile reads it.
+func (r *Reconciler) takeBackBeforeApply(ctx context.Context, ro *rollout, obj *unstructured.Unstructured, ignored []ignore.Pointer) ([]string, error) {
+	if ro.app.Spec.Sync.Automatic {
+		return nil, nil
+	}
+	live, ok := ro.handEdited[idOf(obj)]
+	if !ok && ro.planned {
+		return nil, nil
+	}
+	if !ok {
+		var err error
+		if live, err = getLive(ctx, ro.client, obj); err != nil {
+			return nil, err
+		}
+	}
+	_, taken, err := r.reclaimHandEdits(ctx, ro, live, ignored)
+	return taken, err
 }

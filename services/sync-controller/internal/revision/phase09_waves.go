@@ -90,11 +90,13 @@ func (r *Reconciler) applyWaves(ctx context.Context, ro *rollout) (step, error) 
 func (r *Reconciler) applyWave(ctx context.Context, ro *rollout, ds *desired.State, g wave.Group) (step, error) {
 	for _, objs := range byKind(g.Objects) {
 		applied := make([]*unstructured.Unstructured, len(objs))
+		taken := make([][]string, len(objs))
 		errs := inParallel(len(objs), func(i int) (err error) {
-			applied[i], err = r.applyWaveObject(ctx, ro, objs[i])
+			applied[i], taken[i], err = r.applyWaveObject(ctx, ro, objs[i])
 			return err
 		})
-		for _, live := range applied {
+		for i, live := range applied {
+			ro.recordHandEdits(idOf(objs[i]), taken[i], false)
 			if live != nil {
 				ro.observe(live)
 			}
@@ -133,20 +135,28 @@ func byKind(objs []*unstructured.Unstructured) [][]*unstructured.Unstructured {
 
 // applyWaveObject applies one object of a wave as planned: with force if
 // it asks for it, and with the fields its ignore rules name left as they are.
+// A manual Application first takes back the hand-edited fields its plan
+// showed taken (takeBackBeforeApply), returned for the caller to record.
 // An object this reconcile's plan found unchanged is not applied: its live
 // state is what the apply would return.
-func (r *Reconciler) applyWaveObject(ctx context.Context, ro *rollout, obj *unstructured.Unstructured) (*unstructured.Unstructured, error) {
+func (r *Reconciler) applyWaveObject(ctx context.Context, ro *rollout, obj *unstructured.Unstructured) (*unstructured.Unstructured, []string, error) {
 	if live, ok := ro.noops[idOf(obj)]; ok {
-		return live, nil
+		return live, nil, nil
 	}
 	force, err := ro.forced(obj)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	if obj, _, err = ro.respectIgnored(ctx, obj, nil, false); err != nil {
-		return nil, err
+	obj, ignored, err := ro.respectIgnored(ctx, obj, nil, false)
+	if err != nil {
+		return nil, nil, err
 	}
-	return applyObject(ctx, ro.client, obj, false, force, syncv1.ReasonApplyFailed)
+	taken, err := r.takeBackBeforeApply(ctx, ro, obj, ignored)
+	if err != nil {
+		return nil, taken, err
+	}
+	applied, err := applyObject(ctx, ro.client, obj, false, force, syncv1.ReasonApplyFailed)
+	return applied, taken, err
 }
 
 // waveHealthy reads every object of a wave and reports whether all are

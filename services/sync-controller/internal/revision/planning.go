@@ -103,32 +103,42 @@ func (r *Reconciler) planObjects(ctx context.Context, ro *rollout, ds *desired.S
 	})
 	entries := make([]plan.Entry, len(objs))
 	ro.noops = nil
+	ro.handEdited = map[objectID]*unstructured.Unstructured{}
 	for i, obj := range objs {
-		ro.recordHandEdits(idOf(obj), planned[i].taken)
+		ro.recordHandEdits(idOf(obj), planned[i].taken, !ro.app.Spec.Sync.Automatic)
 		entries[i] = planned[i].entry
 		if planned[i].noop != nil {
 			ro.noop(planned[i].noop)
+		}
+		if planned[i].handEdited != nil {
+			ro.handEdited[idOf(obj)] = planned[i].handEdited
 		}
 	}
 	if _, err := firstError(errs); err != nil {
 		return nil, err
 	}
+	ro.planned = true
 	return entries, nil
 }
 
 // objectPlan is the plan of one object.
 type objectPlan struct {
 	entry plan.Entry
-	// taken are the hand-edited fields taken back before the dry-run.
+	// taken are the hand-edited fields taken back before the dry-run or,
+	// for a manual Application, that the rollout takes back.
 	taken []string
 	// noop is the live object when its dry-run returned it unchanged,
 	// managed fields included: applying it would change nothing.
 	noop *unstructured.Unstructured
+	// handEdited is the live object of a manual Application whose rollout
+	// takes back hand-edited fields of it.
+	handEdited *unstructured.Unstructured
 }
 
 // planObject compares obj's live state with its dry-run, once an automatic
-// Application has taken back the fields people edited by hand (returned, for
-// the caller to record). Fields the ignore rules name are dry-run with their
+// Application has taken back the fields people edited by hand, or as a manual
+// one's rollout will take them back (planTakeover); returned, for the caller
+// to record. Fields the ignore rules name are dry-run with their
 // live values, so they never show. An object whose kind or namespace the
 // desired state itself creates cannot be dry-run before they exist; it is
 // planned as the create it will be. An object its kind's watch cache does
@@ -176,6 +186,9 @@ func (r *Reconciler) planObjectRead(ctx context.Context, ro *rollout, ds *desire
 	}
 	if !read && len(ignored) > 0 {
 		return objectPlan{}, errMayExist
+	}
+	if !ro.app.Spec.Sync.Automatic && live != nil {
+		return r.planTakeover(ctx, ro, obj, live, ignored, force)
 	}
 	live, taken, err := r.reclaimHandEdits(ctx, ro, live, ignored)
 	if err != nil {

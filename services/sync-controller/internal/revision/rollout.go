@@ -50,6 +50,11 @@ type rollout struct {
 	// exactly as they are, with their live state: the waves applied in the
 	// same reconcile do not apply them again, as Flux skips unchanged objects.
 	noops map[objectID]*unstructured.Unstructured
+	// planned is set once this reconcile planned every object, and
+	// handEdited then holds, for a manual Application, the live state of
+	// those with hand-edited fields its rollout takes back (planTakeover).
+	planned    bool
+	handEdited map[objectID]*unstructured.Unstructured
 
 	// writtenApp and writtenRev are the owned statuses last read or written,
 	// so record writes only what changed.
@@ -59,7 +64,8 @@ type rollout struct {
 	// drift is why live state that drifted cannot be corrected.
 	drift *failure
 	// handEdits names, per object, the hand-edited fields this reconcile
-	// took back and from whom, for the record of the drift it corrects.
+	// took back, or planned to, and from whom, for the record of the drift
+	// it corrects.
 	handEdits []string
 
 	// completed is set when this reconcile completed an attempt.
