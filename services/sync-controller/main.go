@@ -62,7 +62,7 @@ func bindFlags(fs *flag.FlagSet, o *revision.Options) {
 		"Wait before an automatic Application retries a failed attempt, doubled for each further failure in a row up to 10m; 0 disables retries.")
 	o.HandEditManagers = slices.Clone(revision.DefaultHandEditManagers)
 	fs.Func("hand-edit-field-managers",
-		"Comma-separated field managers whose fields an automatic Application takes back as edits made by hand; empty takes back none. (default \""+
+		"Comma-separated field managers whose fields are taken back as edits made by hand, by a manual Application only in its approved rollout; empty takes back none. (default \""+
 			strings.Join(revision.DefaultHandEditManagers, ",")+"\")",
 		func(s string) error {
 			managers, err := parseManagers(s)

@@ -198,7 +198,7 @@ func (ro *rollout) recordHandEdits(id objectID, taken []string, planned bool) {
 		ro.normal(syncv1.ReasonDriftCorrected, actionSelfHeal, "%s was edited by hand: took back %s; the next apply rolls the edit back",
 			id, strings.Join(taken, ", "))
 	default:
-		ro.normal(syncv1.ReasonDriftCorrected, actionSelfHeal, "%s was edited by hand: took back %s as the approved plan %s does, and applied the desired state",
+		ro.normal(syncv1.ReasonDriftCorrected, actionSelfHeal, "%s was edited by hand: took back %s, as plan %s shows, and applied the desired state",
 			id, strings.Join(taken, ", "), ro.rev.Status.Plan.Digest)
 	}
 }
