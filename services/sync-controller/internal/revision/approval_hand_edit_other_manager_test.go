@@ -20,13 +20,7 @@ import (
 func TestApproval_HandEditBesideAnotherManagersFieldStaysAnApplyConflict(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
-	stop := e.startController(driftOptions())
-	e.createApplication("shop", func(app *syncv1.Application) { app.Spec.Sync.Automatic = false })
-	name := e.publish("shop", object(t, "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: web\ndata:\n  key: value\n  color: blue\n"))
-	e.approve("shop", name, "alice", e.waitForPhase(name, syncv1.PhaseAwaitingApproval).Status.Plan.Digest)
-	e.waitForPhase(name, syncv1.PhaseHealthy)
-
-	stop()
+	name, _ := e.rolledOutManuallyThenStopped(object(t, "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: web\ndata:\n  key: value\n  color: blue\n"))
 	for _, w := range []struct{ manager, patch string }{
 		{"kubectl-edit", `{"data":{"key":"red"}}`},
 		{"test-operator", `{"data":{"color":"green"}}`},

@@ -86,17 +86,10 @@ func TestApproval_HandEditUntouchedUntilApproved(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
 			e := newEnv(t)
-			stop := e.startController(driftOptions())
-			e.createApplication("shop", func(app *syncv1.Application) { app.Spec.Sync.Automatic = false })
 			obj := object(t, tt.manifest)
-			name := e.publish("shop", obj)
-			first := e.waitForPhase(name, syncv1.PhaseAwaitingApproval).Status.Plan.Digest
-			e.approve("shop", name, "alice", first)
-			e.waitForPhase(name, syncv1.PhaseHealthy)
-
 			// The edit is made, and left to settle, while the controller is
 			// stopped, so that every write after it would be Kuvryn Sync's.
-			stop()
+			name, first := e.rolledOutManuallyThenStopped(obj)
 			live := func() *unstructured.Unstructured { return e.get(obj.GetAPIVersion(), obj.GetKind(), "web") }
 			tt.edit(t, e, live())
 			var before *unstructured.Unstructured
@@ -164,6 +157,21 @@ func TestApproval_HandEditUntouchedUntilApproved(t *testing.T) {
 			}, nil)
 		})
 	}
+}
+
+// rolledOutManuallyThenStopped rolls obj out as a manual Application
+// "shop", approved by alice, with drift checks every 2s, and stops the
+// controller. It returns the Revision and the digest alice approved.
+func (e *testEnv) rolledOutManuallyThenStopped(obj *unstructured.Unstructured) (name, digest string) {
+	e.t.Helper()
+	stop := e.startController(driftOptions())
+	e.createApplication("shop", func(app *syncv1.Application) { app.Spec.Sync.Automatic = false })
+	name = e.publish("shop", obj)
+	digest = e.waitForPhase(name, syncv1.PhaseAwaitingApproval).Status.Plan.Digest
+	e.approve("shop", name, "alice", digest)
+	e.waitForPhase(name, syncv1.PhaseHealthy)
+	stop()
+	return name, digest
 }
 
 // managers lists who owns what of obj, for a failure message.
