@@ -3,6 +3,7 @@ package revision
 import (
 	"fmt"
 	"reflect"
+	"slices"
 	"testing"
 	"time"
 
@@ -26,6 +27,9 @@ func TestApproval_HandEditUntouchedUntilApproved(t *testing.T) {
 		manifest string
 		// kind is how Kuvryn Sync names the object's kind.
 		kind string
+		// afterHook puts a pre-sync hook before the object, so that the
+		// rollout applies it in a later reconcile than the one that planned.
+		afterHook bool
 		// edit changes the live object as kubectl would: a value the
 		// desired state sets, and a label it does not declare.
 		edit func(t *testing.T, e *testEnv, live *unstructured.Unstructured)
@@ -81,6 +85,24 @@ func TestApproval_HandEditUntouchedUntilApproved(t *testing.T) {
 			},
 			managers: []string{"kubectl-edit", "kubectl-label"},
 		},
+		{
+			name:      "ConfigMap after a pre-sync hook",
+			manifest:  "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: web\ndata:\n  key: value\n",
+			kind:      "ConfigMap",
+			afterHook: true,
+			edit: func(t *testing.T, e *testEnv, live *unstructured.Unstructured) {
+				must(t, admin.Patch(t.Context(), live, client.RawPatch(types.MergePatchType, []byte(`{"data":{"key":"red"},"metadata":{"labels":{"tier":"db"}}}`)),
+					client.FieldOwner("kubectl-patch")))
+			},
+			settled:  func(*unstructured.Unstructured) bool { return true },
+			wantDiff: []string{"red", "value", "removed when applied: .metadata.labels.tier"},
+			restored: func(live *unstructured.Unstructured) bool {
+				key, _, _ := unstructured.NestedString(live.Object, "data", "key")
+				_, labelled := live.GetLabels()["tier"]
+				return key == "value" && !labelled
+			},
+			managers: []string{"kubectl-patch"},
+		},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -89,7 +111,11 @@ func TestApproval_HandEditUntouchedUntilApproved(t *testing.T) {
 			obj := object(t, tt.manifest)
 			// The edit is made, and left to settle, while the controller is
 			// stopped, so that every write after it would be Kuvryn Sync's.
-			name, first := e.rolledOutManuallyThenStopped(obj)
+			objs := []*unstructured.Unstructured{obj}
+			if tt.afterHook {
+				objs = append(objs, object(t, shortLivedMigrateJob))
+			}
+			name, first := e.rolledOutManuallyThenStopped(objs...)
 			live := func() *unstructured.Unstructured { return e.get(obj.GetAPIVersion(), obj.GetKind(), "web") }
 			tt.edit(t, e, live())
 			var before *unstructured.Unstructured
@@ -120,8 +146,9 @@ func TestApproval_HandEditUntouchedUntilApproved(t *testing.T) {
 			if rev := e.revision(name); rev.Status.Attempt != 1 || rev.Status.Plan.Digest != p.Digest {
 				t.Fatalf("attempt %d, plan %s; want attempt 1 still waiting, with the plan %s unchanged", rev.Status.Attempt, rev.Status.Plan.Digest, p.Digest)
 			}
-			if len(p.Entries) != 1 || p.Entries[0].Action != syncv1.ActionUpdate || p.Entries[0].Force || !contains(p.Entries[0].Diff, tt.wantDiff...) {
-				t.Errorf("plan %+v, want one update, without force, whose diff shows %q", p, tt.wantDiff)
+			i := slices.IndexFunc(p.Entries, func(pe syncv1.PlanEntry) bool { return pe.Kind == obj.GetKind() && pe.Name == "web" })
+			if p.Summary.Update != 1 || i < 0 || p.Entries[i].Action != syncv1.ActionUpdate || p.Entries[i].Force || !contains(p.Entries[i].Diff, tt.wantDiff...) {
+				t.Errorf("plan %+v, want one update, of the %s, without force, whose diff shows %q", p, obj.GetKind(), tt.wantDiff)
 			}
 			for _, m := range tt.managers {
 				if !contains(rev.Status.Drift, tt.kind+" "+e.ns+"/web", `"`+m+`"`) {
@@ -159,14 +186,14 @@ func TestApproval_HandEditUntouchedUntilApproved(t *testing.T) {
 	}
 }
 
-// rolledOutManuallyThenStopped rolls obj out as a manual Application
+// rolledOutManuallyThenStopped rolls objs out as a manual Application
 // "shop", approved by alice, with drift checks every 2s, and stops the
 // controller. It returns the Revision and the digest alice approved.
-func (e *testEnv) rolledOutManuallyThenStopped(obj *unstructured.Unstructured) (name, digest string) {
+func (e *testEnv) rolledOutManuallyThenStopped(objs ...*unstructured.Unstructured) (name, digest string) {
 	e.t.Helper()
 	stop := e.startController(driftOptions())
 	e.createApplication("shop", func(app *syncv1.Application) { app.Spec.Sync.Automatic = false })
-	name = e.publish("shop", obj)
+	name = e.publish("shop", objs...)
 	digest = e.waitForPhase(name, syncv1.PhaseAwaitingApproval).Status.Plan.Digest
 	e.approve("shop", name, "alice", digest)
 	e.waitForPhase(name, syncv1.PhaseHealthy)
