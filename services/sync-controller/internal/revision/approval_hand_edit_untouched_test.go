@@ -68,7 +68,7 @@ func TestApproval_HandEditUntouchedUntilApproved(t *testing.T) {
 		},
 		{
 			name:     "ConfigMap",
-			manifest: "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: web\ndata:\n  key: value\n",
+			manifest: webConfigMap,
 			kind:     "ConfigMap",
 			edit: func(t *testing.T, e *testEnv, live *unstructured.Unstructured) {
 				must(t, admin.Patch(t.Context(), live, client.RawPatch(types.MergePatchType, []byte(`{"data":{"key":"red"}}`)),
@@ -78,16 +78,12 @@ func TestApproval_HandEditUntouchedUntilApproved(t *testing.T) {
 			},
 			settled:  func(*unstructured.Unstructured) bool { return true },
 			wantDiff: []string{"red", "value", "removed when applied: .metadata.labels.tier"},
-			restored: func(live *unstructured.Unstructured) bool {
-				key, _, _ := unstructured.NestedString(live.Object, "data", "key")
-				_, labelled := live.GetLabels()["tier"]
-				return key == "value" && !labelled
-			},
+			restored: webConfigMapRestored,
 			managers: []string{"kubectl-edit", "kubectl-label"},
 		},
 		{
 			name:      "ConfigMap after a pre-sync hook",
-			manifest:  "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: web\ndata:\n  key: value\n",
+			manifest:  webConfigMap,
 			kind:      "ConfigMap",
 			afterHook: true,
 			edit: func(t *testing.T, e *testEnv, live *unstructured.Unstructured) {
@@ -96,11 +92,7 @@ func TestApproval_HandEditUntouchedUntilApproved(t *testing.T) {
 			},
 			settled:  func(*unstructured.Unstructured) bool { return true },
 			wantDiff: []string{"red", "value", "removed when applied: .metadata.labels.tier"},
-			restored: func(live *unstructured.Unstructured) bool {
-				key, _, _ := unstructured.NestedString(live.Object, "data", "key")
-				_, labelled := live.GetLabels()["tier"]
-				return key == "value" && !labelled
-			},
+			restored: webConfigMapRestored,
 			managers: []string{"kubectl-patch"},
 		},
 	}
@@ -184,6 +176,16 @@ func TestApproval_HandEditUntouchedUntilApproved(t *testing.T) {
 			}, nil)
 		})
 	}
+}
+
+const webConfigMap = "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: web\ndata:\n  key: value\n"
+
+// webConfigMapRestored reports whether live is webConfigMap again, without
+// the label tier set by hand.
+func webConfigMapRestored(live *unstructured.Unstructured) bool {
+	key, _, _ := unstructured.NestedString(live.Object, "data", "key")
+	_, labelled := live.GetLabels()["tier"]
+	return key == "value" && !labelled
 }
 
 // rolledOutManuallyThenStopped rolls objs out as a manual Application
