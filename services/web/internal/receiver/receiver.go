@@ -6,6 +6,7 @@ package receiver
 
 import (
 	"context"
+	"crypto/rand"
 	"errors"
 	"fmt"
 	"io"
@@ -18,7 +19,9 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/util/retry"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
@@ -41,6 +44,11 @@ const (
 	// maxLimiterKeys bounds each limiter's memory.
 	maxLimiterKeys = 10000
 )
+
+// decoySecret is the Secret read when a request names no Secret: upper case
+// makes it an invalid object name, so it never exists, yet the API server
+// looks it up as it looks up any other.
+const decoySecret = "Kuvryn-Sync-No-Webhook-Secret"
 
 // TokenKey is the key of the webhook Secret holding the shared token.
 const TokenKey = "token"
@@ -67,6 +75,9 @@ type Receiver struct {
 	log      logr.Logger
 	now      func() time.Time
 	requests *prometheus.CounterVec
+	// decoy is a random key no caller knows, authenticated against when a
+	// request names no token.
+	decoy []byte
 
 	pushByAddress  *keyedLimiter
 	pushByRepo     *keyedLimiter
@@ -90,7 +101,12 @@ func New(o Options) (*Receiver, error) {
 	if err := o.Registerer.Register(requests); err != nil {
 		return nil, fmt.Errorf("registering the webhook receiver's metric: %w", err)
 	}
+	decoy := make([]byte, 32)
+	if _, err := rand.Read(decoy); err != nil {
+		return nil, fmt.Errorf("generating the webhook receiver's decoy key: %w", err)
+	}
 	return &Receiver{
+		decoy:          decoy,
 		client:         o.Client,
 		secrets:        o.Secrets,
 		log:            o.Log,
@@ -214,14 +230,16 @@ func (rc *Receiver) admit(w http.ResponseWriter, req *http.Request, log logr.Log
 		rc.respond(w, res)
 		return nil, 0, false
 	}
-	token, res := rc.token(req.Context(), log, key, obj, webhook)
+	token, known, res := rc.token(req.Context(), log, key, obj, webhook)
 	if res != "" {
 		rc.respond(w, res)
 		return nil, 0, false
 	}
 	p, ok := authenticate(req, body, token, bearer)
-	if !ok {
-		log.Info("webhook request refused: its signature or token does not match the token of spec.webhook.secretRef")
+	if !ok || !known {
+		if known {
+			log.Info("webhook request refused: its signature or token does not match the token of spec.webhook.secretRef")
+		}
 		rc.respond(w, resultUnauthorized)
 		return nil, 0, false
 	}
@@ -248,40 +266,52 @@ func (rc *Receiver) readBody(req *http.Request) ([]byte, result) {
 }
 
 // token reads obj (a Repository or an ImagePolicy) at key and the token of
-// the Secret its webhook names. Whatever is missing, the answer is the same
-// unauthorized, so that a caller cannot tell which objects exist; the log
+// the Secret its webhook names; known is false when any of them is missing.
+// Whatever is missing, the request does the same work as one with a bad
+// signature, so that neither its answer nor its timing tells a caller which
+// objects exist: the same cache read, one uncached Secret read (of
+// decoySecret, which cannot exist, when there is no Secret to name), and an
+// HMAC or token comparison against the process's random decoy key. The log
 // says what is missing.
-func (rc *Receiver) token(ctx context.Context, log logr.Logger, key client.ObjectKey, obj client.Object, webhook func() *syncv1.WebhookSpec) ([]byte, result) {
-	if err := rc.client.Get(ctx, key, obj); err != nil {
-		if apierrors.IsNotFound(err) {
-			return nil, resultUnauthorized
-		}
+func (rc *Receiver) token(ctx context.Context, log logr.Logger, key client.ObjectKey, obj client.Object,
+	webhook func() *syncv1.WebhookSpec) (token []byte, known bool, res result) {
+	secretKey := client.ObjectKey{Namespace: key.Namespace, Name: decoySecret}
+	missing := ""
+	err := rc.client.Get(ctx, key, obj)
+	switch {
+	case apierrors.IsNotFound(err):
+		missing = "the object does not exist"
+	case err != nil:
 		log.Error(err, "reading the webhook's object")
-		return nil, resultError
+		return nil, false, resultError
+	case webhook() == nil:
+		missing = "spec.webhook is not set"
+	default:
+		secretKey.Name = webhook().SecretRef.Name
 	}
-	spec := webhook()
-	if spec == nil {
-		log.Info("webhook request refused: spec.webhook is not set")
-		return nil, resultUnauthorized
+	if len(validation.IsDNS1123Label(secretKey.Namespace)) > 0 {
+		// No such namespace can exist; the API server would not even look.
+		secretKey.Namespace = metav1.NamespaceDefault
 	}
 	secret := &corev1.Secret{}
-	err := onTransient(func() error {
-		return rc.secrets.Get(ctx, client.ObjectKey{Namespace: key.Namespace, Name: spec.SecretRef.Name}, secret)
-	})
-	if apierrors.IsNotFound(err) {
-		log.Info("webhook request refused: spec.webhook.secretRef names a Secret that does not exist", "secret", spec.SecretRef.Name)
-		return nil, resultUnauthorized
+	err = onTransient(func() error { return rc.secrets.Get(ctx, secretKey, secret) })
+	switch {
+	case err != nil && !apierrors.IsNotFound(err):
+		// As for an existing object's Secret, so an outage tells nothing either.
+		log.Error(err, "reading the Secret of spec.webhook.secretRef", "secret", secretKey.Name)
+		return nil, false, resultError
+	case missing != "":
+		log.Info("webhook request refused: " + missing)
+		return rc.decoy, false, ""
+	case err != nil:
+		log.Info("webhook request refused: spec.webhook.secretRef names a Secret that does not exist", "secret", secretKey.Name)
+		return rc.decoy, false, ""
 	}
-	if err != nil {
-		log.Error(err, "reading the Secret of spec.webhook.secretRef", "secret", spec.SecretRef.Name)
-		return nil, resultError
+	if len(secret.Data[TokenKey]) == 0 {
+		log.Info("webhook request refused: the Secret of spec.webhook.secretRef has no key "+TokenKey, "secret", secretKey.Name)
+		return rc.decoy, false, ""
 	}
-	token := secret.Data[TokenKey]
-	if len(token) == 0 {
-		log.Info("webhook request refused: the Secret of spec.webhook.secretRef has no key "+TokenKey, "secret", spec.SecretRef.Name)
-		return nil, resultUnauthorized
-	}
-	return token, ""
+	return secret.Data[TokenKey], true, ""
 }
 
 // stamp applies annotation, set to now, on obj as field manager kuvryn-web,

@@ -117,7 +117,7 @@ func bindWebRole(ctx context.Context) error {
 
 // fixture is one test's namespace and running receiver.
 type fixture struct {
-	t   *testing.T
+	t   testing.TB
 	ns  string
 	url string
 	// addr is host:port of the listener.
@@ -131,17 +131,23 @@ type fixtureOptions struct {
 	now func() time.Time
 	// wrap wraps the receiver's handler.
 	wrap func(http.Handler) http.Handler
+	// transport wraps the receiver's connection to the API server.
+	transport func(http.RoundTripper) http.RoundTripper
 }
 
 // start creates a namespace and serves a receiver for it on loopback.
-func start(t *testing.T, o fixtureOptions) *fixture {
+func start(t testing.TB, o fixtureOptions) *fixture {
 	t.Helper()
 	ctx := context.Background()
 	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{GenerateName: "receiver-"}}
 	must(t, admin.Create(ctx, ns))
 	t.Cleanup(func() { _ = admin.Delete(context.Background(), ns) })
 
-	mgr, err := ctrl.NewManager(cp.Impersonate(receiverUser), ctrl.Options{
+	cfg := cp.Impersonate(receiverUser)
+	cfg.WrapTransport = o.transport
+	// No client-side rate limit, as in the service (pkg/manager).
+	cfg.QPS = -1
+	mgr, err := ctrl.NewManager(cfg, ctrl.Options{
 		Scheme:                 manager.Scheme(),
 		Metrics:                metricsserver.Options{BindAddress: "0"},
 		HealthProbeBindAddress: "0",
@@ -204,6 +210,21 @@ func (f *fixture) repository(name, url, secretName string) {
 	}
 	must(f.t, admin.Create(context.Background(), repo))
 	f.waitCached(repo)
+}
+
+// webhookRepositories creates the Repository platform, following
+// github.com/acme/platform with the webhook Secret hook (token s3cret), and
+// three whose webhook yields no token: no-webhook without spec.webhook,
+// no-secret naming a missing Secret, and empty-token naming a Secret with
+// an empty token.
+func (f *fixture) webhookRepositories() {
+	f.t.Helper()
+	f.secret("hook", "s3cret")
+	f.repository("platform", "https://github.com/acme/platform", "hook")
+	f.repository("no-webhook", "https://github.com/acme/platform", "")
+	f.repository("no-secret", "https://github.com/acme/platform", "missing")
+	f.secret("empty", "")
+	f.repository("empty-token", "https://github.com/acme/platform", "empty")
 }
 
 // imagePolicy creates an ImagePolicy whose webhook Secret is secretName.

@@ -14,12 +14,7 @@ import (
 // byte, so a caller cannot tell which Repositories exist.
 func TestReceiver_UnauthorizedIsIdenticalWhateverIsMissing(t *testing.T) {
 	f := start(t, fixtureOptions{})
-	f.secret("hook", "s3cret")
-	f.repository("platform", "https://github.com/acme/platform", "hook")
-	f.repository("no-webhook", "https://github.com/acme/platform", "")
-	f.repository("no-secret", "https://github.com/acme/platform", "missing")
-	f.secret("empty", "")
-	f.repository("empty-token", "https://github.com/acme/platform", "empty")
+	f.webhookRepositories()
 
 	body := githubPush("acme/platform")
 	good := sign(body, "s3cret")
