@@ -2,7 +2,6 @@ package receiver
 
 import (
 	"bytes"
-	"context"
 	"io"
 	"net"
 	"net/http"
@@ -17,7 +16,7 @@ func (f *fixture) postFrom(ip string, path string, header map[string]string, bod
 	f.t.Helper()
 	d := &net.Dialer{LocalAddr: &net.TCPAddr{IP: net.ParseIP(ip)}}
 	c := &http.Client{Transport: &http.Transport{
-		DialContext:       func(ctx context.Context, network, addr string) (net.Conn, error) { return d.DialContext(ctx, network, addr) },
+		DialContext:       d.DialContext,
 		DisableKeepAlives: true,
 	}}
 	req, err := http.NewRequest(http.MethodPost, f.url+path, bytes.NewReader(body))
