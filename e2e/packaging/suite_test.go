@@ -77,15 +77,16 @@ func serviceNamed(name string) service {
 // deploy/default gives the same object.
 func rawNames() map[string]string {
 	m := map[string]string{
-		chartPrefix + "-common":          "kuvryn-sync-common",
-		chartPrefix + "-webhook":         "kuvryn-sync-webhook",
-		chartPrefix + "-webhook-cert":    "kuvryn-sync-webhook-cert",
-		chartPrefix + "-application":     "kuvryn-sync-application",
-		chartPrefix + "-receiver":        "kuvryn-sync-receiver",
-		chartPrefix + "-console":         "kuvryn-sync-console",
-		chartPrefix + "-web-console":     "kuvryn-sync-web-console",
-		chartPrefix + "-viewer":          "kuvryn-sync-viewer",
-		chartPrefix + "-web-stamps-only": "kuvryn-sync-web-stamps-only",
+		chartPrefix + "-common":                "kuvryn-sync-common",
+		chartPrefix + "-webhook":               "kuvryn-sync-webhook",
+		chartPrefix + "-webhook-cert":          "kuvryn-sync-webhook-cert",
+		chartPrefix + "-application":           "kuvryn-sync-application",
+		chartPrefix + "-receiver":              "kuvryn-sync-receiver",
+		chartPrefix + "-console":               "kuvryn-sync-console",
+		chartPrefix + "-web-console":           "kuvryn-sync-web-console",
+		chartPrefix + "-viewer":                "kuvryn-sync-viewer",
+		chartPrefix + "-web-stamps-only":       "kuvryn-sync-web-stamps-only",
+		chartPrefix + "-web-receiver-replicas": "kuvryn-sync-web-receiver-replicas",
 		// The console's session-key Secret, named after its Deployment.
 		chartPrefix + "-web-console-session": "kuvryn-sync-web-console-session",
 	}
@@ -464,12 +465,14 @@ func ownedBy(svc string) []id {
 		owned = append(owned, webhookObjects...)
 	}
 	// The console's session-key Role and the viewer ClusterRole for the
-	// people who sign in to it; the policy holding the receiver to its
-	// annotations.
+	// people who sign in to it; the receiver's Role to count its replicas
+	// and the policy holding it to its annotations.
 	if svc == "web" {
 		owned = append(owned,
 			id{"Role", systemNamespace, "kuvryn-sync-web-console"},
 			id{"RoleBinding", systemNamespace, "kuvryn-sync-web-console"},
+			id{"Role", systemNamespace, "kuvryn-sync-web-receiver-replicas"},
+			id{"RoleBinding", systemNamespace, "kuvryn-sync-web-receiver-replicas"},
 			id{"ClusterRole", "", "kuvryn-sync-viewer"},
 			id{"ValidatingAdmissionPolicy", "", raw + "-stamps-only"},
 			id{"ValidatingAdmissionPolicyBinding", "", raw + "-stamps-only"})

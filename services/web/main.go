@@ -22,11 +22,13 @@ import (
 )
 
 func main() {
-	var receiverAddr string
+	var receiverAddr, receiverService string
 	var co consoleOptions
 	svc := manager.Service{Name: "web", Flags: func(fs *flag.FlagSet) {
 		fs.StringVar(&receiverAddr, "webhook-receiver-bind-address", "",
 			"Push webhook receiver address, such as :9292; empty disables it.")
+		fs.StringVar(&receiverService, "webhook-receiver-service", "kuvryn-sync-system/kuvryn-sync-receiver",
+			"The receiver's Service (namespace/name): each replica enforces its share of the rate limits, divided by the Service's ready endpoints.")
 		fs.StringVar(&co.addr, "console-bind-address", "",
 			"Read-only web console address, such as :8080; empty disables it.")
 		fs.StringVar(&co.secret, "console-session-secret", "kuvryn-sync-system/kuvryn-sync-web-console-session",
@@ -46,7 +48,7 @@ func main() {
 	manager.Main(svc, func(mgr ctrl.Manager) error {
 		var listeners []*serve.Listener
 		if receiverAddr != "" {
-			l, err := receiverListener(mgr, receiverAddr)
+			l, err := receiverListener(mgr, receiverAddr, receiverService)
 			if err != nil {
 				return err
 			}
@@ -77,13 +79,26 @@ func main() {
 }
 
 // receiverListener serves the webhook receiver on addr once the
-// Repositories and ImagePolicies it reads are cached.
-func receiverListener(mgr ctrl.Manager, addr string) (*serve.Listener, error) {
+// Repositories and ImagePolicies it reads are cached and the ready
+// endpoints of service, which divide its rate limits, are counted.
+func receiverListener(mgr ctrl.Manager, addr, service string) (*serve.Listener, error) {
+	ns, name, ok := strings.Cut(service, "/")
+	if !ok || ns == "" || name == "" || strings.Contains(name, "/") {
+		return nil, fmt.Errorf("--webhook-receiver-service %q: want namespace/name, such as kuvryn-sync-system/kuvryn-sync-receiver", service)
+	}
+	replicas, err := receiver.NewReplicas(mgr.GetConfig(), mgr.GetScheme(), types.NamespacedName{Namespace: ns, Name: name})
+	if err != nil {
+		return nil, err
+	}
+	if err := mgr.Add(replicas); err != nil {
+		return nil, err
+	}
 	rc, err := receiver.New(receiver.Options{
 		Client:     mgr.GetClient(),
 		Secrets:    mgr.GetAPIReader(),
 		Registerer: metrics.Registry,
 		Log:        ctrl.Log.WithName("webhook-receiver"),
+		Replicas:   replicas.Count,
 	})
 	if err != nil {
 		return nil, err
@@ -92,7 +107,12 @@ func receiverListener(mgr ctrl.Manager, addr string) (*serve.Listener, error) {
 		Name:    "webhook-receiver",
 		Addr:    addr,
 		Handler: rc.Handler(),
-		Before:  func(ctx context.Context) error { return receiver.Informers(ctx, mgr.GetCache()) },
+		Before: func(ctx context.Context) error {
+			if err := replicas.WaitForSync(ctx); err != nil {
+				return err
+			}
+			return receiver.Informers(ctx, mgr.GetCache())
+		},
 	}, nil
 }
 

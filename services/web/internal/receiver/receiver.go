@@ -65,6 +65,9 @@ type Options struct {
 	Log        logr.Logger
 	// Now defaults to time.Now.
 	Now func() time.Time
+	// Replicas is the number of replicas serving the receiver, whose
+	// shares of the rate limits add up to the guide's; nil: 1.
+	Replicas func() int
 }
 
 // Receiver serves POST /hooks/<namespace>/<repository> and
@@ -90,6 +93,9 @@ func New(o Options) (*Receiver, error) {
 	if o.Now == nil {
 		o.Now = time.Now
 	}
+	if o.Replicas == nil {
+		o.Replicas = func() int { return 1 }
+	}
 	requests := prometheus.NewCounterVec(prometheus.CounterOpts{
 		Name: "kuvryn_sync_webhook_receiver_requests_total",
 		Help: "Requests to the push and image webhook receiver, by result.",
@@ -112,10 +118,10 @@ func New(o Options) (*Receiver, error) {
 		log:            o.Log,
 		now:            o.Now,
 		requests:       requests,
-		pushByAddress:  newKeyedLimiter(addressBurst, addressPerSecond, maxLimiterKeys),
-		pushByRepo:     newKeyedLimiter(objectBurst, objectPerSecond, maxLimiterKeys),
-		imageByAddress: newKeyedLimiter(addressBurst, addressPerSecond, maxLimiterKeys),
-		imageByPolicy:  newKeyedLimiter(objectBurst, objectPerSecond, maxLimiterKeys),
+		pushByAddress:  newKeyedLimiter(addressBurst, addressPerSecond, maxLimiterKeys, o.Replicas),
+		pushByRepo:     newKeyedLimiter(objectBurst, objectPerSecond, maxLimiterKeys, o.Replicas),
+		imageByAddress: newKeyedLimiter(addressBurst, addressPerSecond, maxLimiterKeys, o.Replicas),
+		imageByPolicy:  newKeyedLimiter(objectBurst, objectPerSecond, maxLimiterKeys, o.Replicas),
 	}, nil
 }
 

@@ -25,6 +25,8 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/types"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
@@ -44,6 +46,10 @@ import (
 var (
 	cp    *controlplane.ControlPlane
 	admin client.Client
+	// webNamespaceRole is the web Role of deploy/rbac, which the file
+	// places in the service's namespace; grantNamespaceRole puts it in a
+	// test's.
+	webNamespaceRole *unstructured.Unstructured
 )
 
 // receiverUser is bound to the web ClusterRole.
@@ -97,6 +103,9 @@ func bindWebRole(ctx context.Context) error {
 	}
 	var role string
 	for _, u := range objs {
+		if u.GetKind() == "Role" {
+			webNamespaceRole = u
+		}
 		if u.GetKind() != "ClusterRole" {
 			continue
 		}
@@ -105,14 +114,29 @@ func bindWebRole(ctx context.Context) error {
 			return err
 		}
 	}
-	if role == "" {
-		return errors.New("deploy/rbac/web_role.yaml holds no ClusterRole")
+	if role == "" || webNamespaceRole == nil {
+		return errors.New("deploy/rbac/web_role.yaml holds no ClusterRole or no Role")
 	}
 	return admin.Create(ctx, &rbacv1.ClusterRoleBinding{
 		ObjectMeta: metav1.ObjectMeta{Name: receiverUser},
 		RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: role},
 		Subjects:   []rbacv1.Subject{{Kind: rbacv1.UserKind, APIGroup: rbacv1.GroupName, Name: receiverUser}},
 	})
+}
+
+// grantNamespaceRole creates the web Role of deploy/rbac in ns and binds it
+// to receiverUser.
+func grantNamespaceRole(t testing.TB, ns string) {
+	t.Helper()
+	ctx := context.Background()
+	role := webNamespaceRole.DeepCopy()
+	role.SetNamespace(ns)
+	must(t, admin.Create(ctx, role))
+	must(t, admin.Create(ctx, &rbacv1.RoleBinding{
+		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: receiverUser},
+		RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "Role", Name: role.GetName()},
+		Subjects:   []rbacv1.Subject{{Kind: rbacv1.UserKind, APIGroup: rbacv1.GroupName, Name: receiverUser}},
+	}))
 }
 
 // fixture is one test's namespace and running receiver.
@@ -124,6 +148,8 @@ type fixture struct {
 	addr string
 	reg  *prometheus.Registry
 	rc   *Receiver
+	// replicas counts the receiver Service's ready endpoints, if asked.
+	replicas *Replicas
 }
 
 type fixtureOptions struct {
@@ -133,15 +159,23 @@ type fixtureOptions struct {
 	wrap func(http.Handler) http.Handler
 	// transport wraps the receiver's connection to the API server.
 	transport func(http.RoundTripper) http.RoundTripper
+	// namespace is an existing namespace to serve, shared with other
+	// receivers; empty: a new one.
+	namespace string
+	// service, if set, names the receiver's Service in the namespace, whose
+	// ready endpoints divide the rate limits.
+	service string
 }
 
 // start creates a namespace and serves a receiver for it on loopback.
 func start(t testing.TB, o fixtureOptions) *fixture {
 	t.Helper()
 	ctx := context.Background()
-	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{GenerateName: "receiver-"}}
-	must(t, admin.Create(ctx, ns))
-	t.Cleanup(func() { _ = admin.Delete(context.Background(), ns) })
+	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{GenerateName: "receiver-", Name: o.namespace}}
+	if o.namespace == "" {
+		must(t, admin.Create(ctx, ns))
+		t.Cleanup(func() { _ = admin.Delete(context.Background(), ns) })
+	}
 
 	cfg := cp.Impersonate(receiverUser)
 	cfg.WrapTransport = o.transport
@@ -154,15 +188,30 @@ func start(t testing.TB, o fixtureOptions) *fixture {
 	})
 	must(t, err)
 	reg := prometheus.NewRegistry()
-	rc, err := New(Options{Client: mgr.GetClient(), Secrets: mgr.GetAPIReader(), Registerer: reg,
-		Log: ctrl.Log.WithName("receiver").WithName(ns.Name), Now: o.now})
+	opts := Options{Client: mgr.GetClient(), Secrets: mgr.GetAPIReader(), Registerer: reg,
+		Log: ctrl.Log.WithName("receiver").WithName(ns.Name), Now: o.now}
+	var replicas *Replicas
+	if o.service != "" {
+		replicas, err = NewReplicas(cfg, mgr.GetScheme(), types.NamespacedName{Namespace: ns.Name, Name: o.service})
+		must(t, err)
+		must(t, mgr.Add(replicas))
+		opts.Replicas = replicas.Count
+	}
+	rc, err := New(opts)
 	must(t, err)
 	h := rc.Handler()
 	if o.wrap != nil {
 		h = o.wrap(h)
 	}
 	l := &serve.Listener{Name: "webhook-receiver", Addr: "127.0.0.1:0", Handler: h,
-		Before: func(ctx context.Context) error { return Informers(ctx, mgr.GetCache()) }}
+		Before: func(ctx context.Context) error {
+			if replicas != nil {
+				if err := replicas.WaitForSync(ctx); err != nil {
+					return err
+				}
+			}
+			return Informers(ctx, mgr.GetCache())
+		}}
 	must(t, mgr.Add(l))
 	runCtx, cancel := context.WithCancel(ctx)
 	done := make(chan error, 1)
@@ -185,7 +234,7 @@ func start(t testing.TB, o fixtureOptions) *fixture {
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
-	return &fixture{t: t, ns: ns.Name, url: "http://" + l.BoundAddr(), addr: l.BoundAddr(), reg: reg, rc: rc}
+	return &fixture{t: t, ns: ns.Name, url: "http://" + l.BoundAddr(), addr: l.BoundAddr(), reg: reg, rc: rc, replicas: replicas}
 }
 
 // secret creates a webhook Secret holding token.
