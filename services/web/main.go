@@ -27,8 +27,8 @@ func main() {
 	svc := manager.Service{Name: "web", Flags: func(fs *flag.FlagSet) {
 		fs.StringVar(&receiverAddr, "webhook-receiver-bind-address", "",
 			"Push webhook receiver address, such as :9292; empty disables it.")
-		fs.StringVar(&receiverService, "webhook-receiver-service", "kuvryn-sync-system/kuvryn-sync-receiver",
-			"The receiver's Service (namespace/name): each replica enforces its share of the rate limits, divided by the Service's ready endpoints.")
+		fs.StringVar(&receiverService, "webhook-receiver-service", "kuvryn-sync-receiver",
+			"The receiver's Service, name or namespace/name (a name is in the Pod's namespace): each replica enforces its share of the rate limits, divided by the Service's ready endpoints.")
 		fs.StringVar(&co.addr, "console-bind-address", "",
 			"Read-only web console address, such as :8080; empty disables it.")
 		fs.StringVar(&co.secret, "console-session-secret", "kuvryn-sync-system/kuvryn-sync-web-console-session",
@@ -83,8 +83,11 @@ func main() {
 // endpoints of service, which divide its rate limits, are counted.
 func receiverListener(mgr ctrl.Manager, addr, service string) (*serve.Listener, error) {
 	ns, name, ok := strings.Cut(service, "/")
-	if !ok || ns == "" || name == "" || strings.Contains(name, "/") {
-		return nil, fmt.Errorf("--webhook-receiver-service %q: want namespace/name, such as kuvryn-sync-system/kuvryn-sync-receiver", service)
+	if !ok {
+		ns, name = podNamespace(), service
+	}
+	if ns == "" || name == "" || strings.Contains(name, "/") {
+		return nil, fmt.Errorf("--webhook-receiver-service %q: want a name or namespace/name, such as kuvryn-sync-receiver", service)
 	}
 	replicas, err := receiver.NewReplicas(mgr.GetConfig(), mgr.GetScheme(), types.NamespacedName{Namespace: ns, Name: name})
 	if err != nil {
@@ -114,6 +117,16 @@ func receiverListener(mgr ctrl.Manager, addr, service string) (*serve.Listener, 
 			return receiver.Informers(ctx, mgr.GetCache())
 		},
 	}, nil
+}
+
+// podNamespace is the namespace of the Pod the service runs in, from its
+// ServiceAccount's mount; outside a Pod, kuvryn-sync-system.
+func podNamespace() string {
+	b, err := os.ReadFile("/var/run/secrets/kubernetes.io/serviceaccount/namespace")
+	if ns := strings.TrimSpace(string(b)); err == nil && ns != "" {
+		return ns
+	}
+	return "kuvryn-sync-system"
 }
 
 // oidcSecretEnv holds the OIDC client secret when no file is given.
