@@ -82,14 +82,11 @@ func main() {
 // Repositories and ImagePolicies it reads are cached and the ready
 // endpoints of service, which divide its rate limits, are counted.
 func receiverListener(mgr ctrl.Manager, addr, service string) (*serve.Listener, error) {
-	ns, name, ok := strings.Cut(service, "/")
-	if !ok {
-		ns, name = podNamespace(), service
+	key, err := receiverService(service, podNamespace())
+	if err != nil {
+		return nil, err
 	}
-	if ns == "" || name == "" || strings.Contains(name, "/") {
-		return nil, fmt.Errorf("--webhook-receiver-service %q: want a name or namespace/name, such as kuvryn-sync-receiver", service)
-	}
-	replicas, err := receiver.NewReplicas(mgr.GetConfig(), mgr.GetScheme(), types.NamespacedName{Namespace: ns, Name: name})
+	replicas, err := receiver.NewReplicas(mgr.GetConfig(), mgr.GetScheme(), key)
 	if err != nil {
 		return nil, err
 	}
@@ -117,6 +114,19 @@ func receiverListener(mgr ctrl.Manager, addr, service string) (*serve.Listener, 
 			return receiver.Informers(ctx, mgr.GetCache())
 		},
 	}, nil
+}
+
+// receiverService reads --webhook-receiver-service: a name in podNS, or
+// namespace/name.
+func receiverService(flag, podNS string) (types.NamespacedName, error) {
+	ns, name, ok := strings.Cut(flag, "/")
+	if !ok {
+		ns, name = podNS, flag
+	}
+	if ns == "" || name == "" || strings.Contains(name, "/") {
+		return types.NamespacedName{}, fmt.Errorf("--webhook-receiver-service %q: want a name or namespace/name, such as kuvryn-sync-receiver", flag)
+	}
+	return types.NamespacedName{Namespace: ns, Name: name}, nil
 }
 
 // podNamespace is the namespace of the Pod the service runs in, from its
