@@ -23,6 +23,7 @@ const ksync = `applications:
 `
 
 func TestDiscovery_AppliesDeclaredApplicationsAndPrunesRemovedOnes(t *testing.T) {
+	t.Parallel()
 	ns := newNamespace(t)
 	gitRepo, repo := newRepository(t, ns, "platform", map[string]string{".ksync.yaml": ksync})
 

@@ -94,6 +94,7 @@ func renderedSettings(t *testing.T, ns, app, previous string) (*syncv1.Revision,
 }
 
 func TestHelmChart_VersionBumpRecordsNewSHA256(t *testing.T) {
+	t.Parallel()
 	host := newOCIRegistry(t)
 	archives := map[string][]byte{}
 	for _, version := range []string{"1.0.0", "1.1.0"} {

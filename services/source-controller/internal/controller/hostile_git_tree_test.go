@@ -119,6 +119,7 @@ func checkMessage(t *testing.T, msg string, wants ...string) {
 }
 
 func TestHostileGitTree_EveryApplicationIsRefusedAndNothingRenders(t *testing.T) {
+	t.Parallel()
 	ns := newNamespace(t)
 	gitRepo, err := git.CreateRepo(ns + "/hostile")
 	if err != nil {
@@ -242,6 +243,7 @@ func TestHostileGitTree_EveryApplicationIsRefusedAndNothingRenders(t *testing.T)
 // tree too deep to check out and .ksync.yaml files that name what lies
 // outside the repository.
 func TestHostileGitTree_RepositoryWideRefusalsCreateNoApplication(t *testing.T) {
+	t.Parallel()
 	declares := func(path string) string {
 		return "applications:\n- metadata: {name: aaa}\n  spec: {source: {path: apps}}\n- metadata: {name: zzz}\n  spec: {source: {path: " + path + "}}\n"
 	}

@@ -34,6 +34,7 @@ func flipAfter(t *testing.T, s, marker string) string {
 }
 
 func TestHostileSOPS_TamperedFilesAndWrongKeysFailDecryptionWithoutPlaintext(t *testing.T) {
+	t.Parallel()
 	ns := newNamespace(t)
 	owner, err := age.GenerateX25519Identity()
 	if err != nil {

@@ -73,6 +73,7 @@ func createApplications(t *testing.T, ns, repo string, n int) {
 }
 
 func TestNewCommit_ApplicationsWithChangedFilesAreRenderedFirst(t *testing.T) {
+	t.Parallel()
 	const n = 100
 	ns := newNamespace(t)
 	gitRepo, repo := newRepository(t, ns, "platform", appFiles(n, func(int) string { return "blue" }))
@@ -105,6 +106,7 @@ func TestNewCommit_ApplicationsWithChangedFilesAreRenderedFirst(t *testing.T) {
 }
 
 func TestNewCommit_EveryApplicationIsEnqueuedWhenTheChangeCannotBeTold(t *testing.T) {
+	t.Parallel()
 	const n = 5
 	ns := newNamespace(t)
 	_, repo := newRepository(t, ns, "platform", appFiles(n, func(int) string { return "blue" }))

@@ -17,6 +17,7 @@ import (
 // fetch there must wait for it, never record the cold cache as a Failed
 // Revision.
 func TestRender_ColdCacheWaitsForTheFetchInsteadOfFailing(t *testing.T) {
+	t.Parallel()
 	ns := newNamespace(t)
 	_, repo := newRepository(t, ns, "platform", map[string]string{
 		"apps/web/settings.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: settings\ndata:\n  color: blue\n",

@@ -36,6 +36,7 @@ func newApplication(t *testing.T, ns, name, repo, path string) *syncv1.Applicati
 }
 
 func TestRender_PushProducesExactlyOneNewRevision(t *testing.T) {
+	t.Parallel()
 	ns := newNamespace(t)
 	gitRepo, repo := newRepository(t, ns, "platform", map[string]string{
 		"apps/web/settings.yaml": strings.Replace(configMap, "%s", "blue", 1),
@@ -123,6 +124,7 @@ func renderFailureRecord(t *testing.T, ns, app, previous string) *syncv1.Revisio
 // becomes a Failed Revision with nothing to apply; the Revision rendered
 // before stays.
 func TestRender_FailureIsAFailedRevision(t *testing.T) {
+	t.Parallel()
 	ns := newNamespace(t)
 	gitRepo, repo := newRepository(t, ns, "platform", map[string]string{
 		"apps/web/settings.yaml": strings.Replace(configMap, "%s", "blue", 1),
@@ -173,6 +175,7 @@ func TestRender_FailureIsAFailedRevision(t *testing.T) {
 }
 
 func TestRepository_UnlabelledCredentialsAreRefused(t *testing.T) {
+	t.Parallel()
 	ns := newNamespace(t)
 	secret := &corev1.Secret{
 		ObjectMeta: metav1.ObjectMeta{Name: "creds", Namespace: ns},

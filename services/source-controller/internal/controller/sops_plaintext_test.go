@@ -102,6 +102,7 @@ func newDecryptingApplication(t *testing.T, ns, name, keySecret string) {
 }
 
 func TestSOPS_PlaintextAppearsNowhere(t *testing.T) {
+	t.Parallel()
 	ns := newNamespace(t)
 	plaintext, id, encrypted := encryptedSecretRepo(t, ns)
 	newKeySecret(t, ns, "payments-age", id, true)
@@ -255,6 +256,7 @@ func TestSOPS_PlaintextAppearsNowhere(t *testing.T) {
 }
 
 func TestSOPS_EncryptedFileWithoutDecryptionFails(t *testing.T) {
+	t.Parallel()
 	ns := newNamespace(t)
 	plaintext, id, _ := encryptedSecretRepo(t, ns)
 	newKeySecret(t, ns, "unlabelled-age", id, false)

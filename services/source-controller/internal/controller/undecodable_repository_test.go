@@ -67,6 +67,7 @@ func storeUndecodableRepository(t *testing.T, ns, name, pollInterval string) {
 // Repositories whose pollInterval is not a duration: each says so in
 // Ready, naming the field, and every other Repository is still fetched.
 func TestRepository_UndecodableSpec_DoesNotBlindTheController(t *testing.T) {
+	t.Parallel()
 	cases := []struct {
 		name, pollInterval string
 	}{
