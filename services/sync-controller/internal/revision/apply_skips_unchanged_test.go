@@ -11,6 +11,7 @@ import (
 // applies only the one that changes: the other's dry-run returned it as it
 // is, managed fields included.
 func TestApply_AnObjectThePlanFoundUnchangedIsNotAppliedAgain(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	requests := e.startLoggingRequests("configmaps", "other")
 	e.createApplication("shop", nil)

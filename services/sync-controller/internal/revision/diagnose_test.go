@@ -17,6 +17,7 @@ import (
 // counted, re-checks of the same state change nothing, and once the Pods
 // run the Revision is Healthy, the diagnosis is gone and stays gone.
 func TestDiagnose_AnUnhealthyRolloutIsExplainedOnceAndClearedWhenHealthy(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	o := defaultOptions()
 	o.DriftResyncInterval = time.Second

@@ -50,6 +50,7 @@ func cachedReconciler(t *testing.T, ns string) (r *Reconciler, api *countingRead
 // from the cache alone. Anyone else's later write is newer than what was
 // seen, and the cache's copy of it is used as is.
 func TestFreshReads_ACachedCopyOlderThanTheLastWriteIsReadFromTheAPIServer(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	e.createApplication("shop", nil)
 	r, api, _ := cachedReconciler(t, e.ns)
@@ -130,6 +131,7 @@ func TestFreshReads_ACachedCopyOlderThanTheLastWriteIsReadFromTheAPIServer(t *te
 // records the commit the Application names; the reads after it use the
 // cache once it holds what was read.
 func TestFreshReads_ARevisionNotSeenYetIsReadFromTheCacheOnlyWhenItRecordsTheApplicationsCommit(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	e.createApplication("shop", nil)
 	name := e.publish("shop", configMap(t, "shop-config"))

@@ -17,6 +17,7 @@ import (
 // live, but the ConfigMap, ServiceAccount and ClusterIP Service it applied
 // next to it only from the drift watch's cache.
 func TestHealth_StatuslessObjectsAreNotReadLiveWhileARolloutWaits(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	gets := &getCounter{byResource: map[string]int{}}
 	e.startReconcilerWith(cp.Config, defaultOptions(), func(r *Reconciler) {

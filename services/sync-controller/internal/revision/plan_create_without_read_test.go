@@ -13,6 +13,7 @@ import (
 // Once ConfigMaps are watched, a ConfigMap the watch has not seen is planned
 // from its dry-run alone and then applied: it is never read first.
 func TestPlan_ANewObjectOfAWatchedKindIsDryRunWithoutBeingReadFirst(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	requests := e.startLoggingRequests("configmaps", "added")
 	e.createApplication("shop", nil)
@@ -34,6 +35,7 @@ func TestPlan_ANewObjectOfAWatchedKindIsDryRunWithoutBeingReadFirst(t *testing.T
 // and planned in full: here another Application owns it, which only the
 // read tells.
 func TestPlan_AnObjectTheWatchCacheHasNotSeenIsReadBeforeItIsPlanned(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	e.startReconcilerWith(cp.Config, defaultOptions(), func(r *Reconciler) {
 		r.absent = func(context.Context, *unstructured.Unstructured) bool { return true }

@@ -38,6 +38,7 @@ func (e *testEnv) publishRenderFailure(app, name, reason, message string) {
 // the failure's reason, adds a Failed attempt to its history, and applies
 // nothing, whether or not a Revision was deployed before.
 func TestRenderFailure_IsShownAndNothingIsApplied(t *testing.T) {
+	t.Parallel()
 	cases := []struct {
 		name           string
 		deployedBefore bool

@@ -82,6 +82,7 @@ func leakForms(value string) []string {
 // although the API server's own message may quote it. A Secret the API
 // server accepts leaves its value out of the plan and diff as well.
 func TestSecretValue_FoundNowhereWhenTheAPIServerRefusesTheSecret(t *testing.T) {
+	t.Parallel()
 	filler := strings.Repeat("f", 1<<20+1024)
 	cases := []struct {
 		name string
