@@ -74,7 +74,7 @@ build: ## Build every service and ksync into bin/.
 
 # The steps of `make test`, in order. Each prints how long it took and the
 # last line lists them all, so a slow run shows where its time went.
-TEST_STEPS := testbin verify-generated lint unit e2e
+TEST_STEPS := testbin verify-generated lint build unit-and-e2e
 # More go test flags for unit and e2e. make test turns go test's own vet off:
 # its lint step has just run go vet, whose checks include go test's, over
 # the same packages.
@@ -93,18 +93,26 @@ test: ## Everything CI runs: generated files, lint, unit, API-server and e2e tes
 	done; \
 	echo "make test: each step's time:$$took"
 
+# Test packages wait on their control planes and services far more than
+# they compute, so up to TEST_PACKAGES of them run at once, each with a
+# control plane of its own, and the tests of a package that share one run
+# TEST_PARALLEL at a time (see e2e/scenarios/suite_test.go).
+TEST_PACKAGES ?= 4
+TEST_PARALLEL ?= 6
+
 .PHONY: unit
 unit: testbin ## Unit tests and tests against the real API server.
-	$(GO) test -count=1 -p 1 -timeout 30m $(GOTESTFLAGS) $(UNIT_PKGS)
-
-# How many e2e scenarios that share the environment run at once (see
-# e2e/scenarios/suite_test.go): they mostly wait on the services, so more
-# than the two cores' worth.
-E2E_PARALLEL ?= 6
+	$(GO) test -count=1 -p $(TEST_PACKAGES) -parallel $(TEST_PARALLEL) -timeout 30m $(GOTESTFLAGS) $(UNIT_PKGS)
 
 .PHONY: e2e
 e2e: testbin build ## API validation and end-to-end scenarios on the local control plane.
-	$(GO) test -count=1 -timeout 40m -parallel $(E2E_PARALLEL) $(GOTESTFLAGS) ./e2e/...
+	$(GO) test -count=1 -p $(TEST_PACKAGES) -parallel $(TEST_PARALLEL) -timeout 40m $(GOTESTFLAGS) ./e2e/...
+
+# make test runs unit and e2e in one go test, the e2e packages (the longest)
+# listed first so that they start first and the rest fill in around them.
+.PHONY: unit-and-e2e
+unit-and-e2e: testbin build
+	$(GO) test -count=1 -p $(TEST_PACKAGES) -parallel $(TEST_PARALLEL) -timeout 40m $(GOTESTFLAGS) ./e2e/... $(UNIT_PKGS)
 
 .PHONY: e2e-chaos
 e2e-chaos: testbin build ## Fault suite: SIGKILL the services and kube-apiserver in 10 hooked rollouts, Git and chart servers down 60s (KUVRYN_CHAOS_ROLLOUTS, KUVRYN_CHAOS_SEED, KUVRYN_CHAOS_OUTAGE).
