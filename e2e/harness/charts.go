@@ -27,7 +27,10 @@ type ChartServers struct {
 	down bool
 }
 
-func startChartServers() (*ChartServers, error) {
+// StartChartServers starts an OCI registry and a Helm repository on
+// loopback; Env.Charts is one, and a test that takes its servers down
+// starts its own so that the tests beside it are not disturbed.
+func StartChartServers() (*ChartServers, error) {
 	c := &ChartServers{}
 	var err error
 	if c.registry, err = testregistry.New(testregistry.Options{Wrap: c.unavailable}); err != nil {
@@ -154,7 +157,8 @@ func (c *ChartServers) Publish(archive []byte) (string, error) {
 	return testchart.SHA256(archive), nil
 }
 
-func (c *ChartServers) close() {
+// Close stops both servers.
+func (c *ChartServers) Close() {
 	c.registry.Close()
 	c.helmRepo.Close()
 }

@@ -109,7 +109,7 @@ func Start(ctx context.Context, o Options) (env *Env, err error) {
 	if env.Git, err = testgit.NewServer(testgit.Options{Root: o.GitRoot}); err != nil {
 		return nil, err
 	}
-	if env.Charts, err = startChartServers(); err != nil {
+	if env.Charts, err = StartChartServers(); err != nil {
 		return nil, err
 	}
 	return env, nil
@@ -429,7 +429,7 @@ func (e *Env) Stop() {
 		_ = e.Git.Close()
 	}
 	if e.Charts != nil {
-		e.Charts.close()
+		e.Charts.Close()
 	}
 	if e.CP != nil {
 		_ = e.CP.Stop()

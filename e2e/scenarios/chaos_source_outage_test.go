@@ -14,6 +14,7 @@ import (
 
 	syncv1 "github.com/kuvryn/kuvryn-sync/apis/v1alpha1"
 	"github.com/kuvryn/kuvryn-sync/e2e/harness"
+	testgit "github.com/kuvryn/kuvryn-sync/pkg/testkit/git"
 )
 
 const (
@@ -28,9 +29,9 @@ const (
 )
 
 // TestE2E_Chaos_GitServerAndChartServersDownRecoverBeforeThePollInterval
-// takes the Git server down (connection refused) and the OCI registry and
-// Helm repository down (503) for KUVRYN_CHAOS_OUTAGE, with Repositories
-// polling every hour. A commit pushed just before, and asked for with a
+// takes a Git server down (connection refused) and an OCI registry and a
+// Helm repository down (503), servers of its own, for KUVRYN_CHAOS_OUTAGE,
+// with Repositories polling every hour. A commit pushed just before, and asked for with a
 // reconcile request, cannot be fetched or its new chart version pulled;
 // conditions say when they are retried. Once the servers are back, the new
 // revisions are deployed within two minutes, long before the next poll.
@@ -42,17 +43,30 @@ func TestE2E_Chaos_GitServerAndChartServersDownRecoverBeforeThePollInterval(t *t
 			t.Fatalf("%s=%q: want a positive duration such as 60s", chaosOutageEnv, v)
 		}
 	}
+	t.Parallel()
 	ns := namespace(t, "e2e-chaos-outage")
+	// Servers of its own, taken down without disturbing the scenarios that
+	// run beside it.
+	gitServer, err := testgit.NewServer(testgit.Options{Root: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = gitServer.Close() })
+	chartServers, err := harness.StartChartServers()
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(chartServers.Close)
 	for _, version := range []string{"1.0.0", "1.1.0"} {
-		if _, err := env.Charts.Publish(outageChart(t, version)); err != nil {
+		if _, err := chartServers.Publish(outageChart(t, version)); err != nil {
 			t.Fatal(err)
 		}
 	}
-	plain := repositoryPolling(t, ns, "plain", map[string]string{
+	plain := repositoryOn(t, gitServer, ns, "plain", map[string]string{
 		".ksync.yaml":       "metadata: {name: web}\nspec: {source: {path: app}, serviceAccountName: deployer, sync: {automatic: true}}\n",
 		"app/settings.yaml": outageSettings("blue"),
 	}, time.Hour)
-	charts := repositoryPolling(t, ns, "charts", map[string]string{".ksync.yaml": outageChartApplications("1.0.0")}, time.Hour)
+	charts := repositoryOn(t, gitServer, ns, "charts", map[string]string{".ksync.yaml": outageChartApplications(chartServers, "1.0.0")}, time.Hour)
 	apps := []string{"web", "oci", "http"}
 	for _, app := range apps {
 		waitHealthy(t, ns, app, "")
@@ -61,9 +75,8 @@ func TestE2E_Chaos_GitServerAndChartServersDownRecoverBeforeThePollInterval(t *t
 	// The chart servers go down first: the Git server must still serve the
 	// commit that moves to a chart version not pulled yet.
 	chartsDown := time.Now()
-	env.Charts.SetUnavailable(true)
-	t.Cleanup(func() { env.Charts.SetUnavailable(false) })
-	chartCommit, err := charts.Commit(map[string]string{".ksync.yaml": outageChartApplications("1.1.0")}, "chart 1.1.0")
+	chartServers.SetUnavailable(true)
+	chartCommit, err := charts.Commit(map[string]string{".ksync.yaml": outageChartApplications(chartServers, "1.1.0")}, "chart 1.1.0")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -77,10 +90,9 @@ func TestE2E_Chaos_GitServerAndChartServersDownRecoverBeforeThePollInterval(t *t
 		t.Fatal(err)
 	}
 	gitDown := time.Now()
-	if err := env.Git.Stop(); err != nil {
+	if err := gitServer.Stop(); err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { _ = env.Git.Start() })
 	requestReconcile(t, ns, "plain")
 
 	retrying := map[string]string{}
@@ -98,10 +110,10 @@ func TestE2E_Chaos_GitServerAndChartServersDownRecoverBeforeThePollInterval(t *t
 		watch()
 		time.Sleep(500 * time.Millisecond)
 	}
-	if err := env.Git.Start(); err != nil {
+	if err := gitServer.Start(); err != nil {
 		t.Fatal(err)
 	}
-	env.Charts.SetUnavailable(false)
+	chartServers.SetUnavailable(false)
 	back := time.Now()
 	t.Logf("Git server down %s, chart servers down %s", back.Sub(gitDown).Round(time.Second), back.Sub(chartsDown).Round(time.Second))
 	for _, what := range []string{"Repository plain Fetched", "Application oci Rendered", "Application http Rendered"} {
@@ -175,13 +187,14 @@ func outageSettings(color string) string {
 }
 
 // outageChartApplications declares the Applications oci and http rendering
-// the chart outage at version from the OCI registry and the Helm repository.
-func outageChartApplications(version string) string {
+// the chart outage at version from the OCI registry and the Helm repository
+// of servers.
+func outageChartApplications(servers *harness.ChartServers, version string) string {
 	var b strings.Builder
 	b.WriteString("applications:\n")
 	for _, a := range []struct{ name, repository string }{
-		{"oci", env.Charts.OCIRepository()},
-		{"http", env.Charts.HelmRepository()},
+		{"oci", servers.OCIRepository()},
+		{"http", servers.HelmRepository()},
 	} {
 		fmt.Fprintf(&b, `- metadata: {name: %s}
   spec:

@@ -142,7 +142,13 @@ func repository(t *testing.T, ns, name string, files map[string]string) *testgit
 // repositoryPolling is repository with the Repository's pollInterval.
 func repositoryPolling(t *testing.T, ns, name string, files map[string]string, pollInterval time.Duration) *testgit.Repo {
 	t.Helper()
-	r, err := env.Git.CreateRepo(ns + "-" + name)
+	return repositoryOn(t, env.Git, ns, name, files, pollInterval)
+}
+
+// repositoryOn is repositoryPolling with the repository served by server.
+func repositoryOn(t *testing.T, server *testgit.Server, ns, name string, files map[string]string, pollInterval time.Duration) *testgit.Repo {
+	t.Helper()
+	r, err := server.CreateRepo(ns + "-" + name)
 	if err != nil {
 		t.Fatal(err)
 	}
