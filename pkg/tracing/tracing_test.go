@@ -3,7 +3,6 @@ package tracing
 import (
 	"context"
 	"errors"
-	"net"
 	"strings"
 	"sync"
 	"testing"
@@ -15,7 +14,6 @@ import (
 	"go.opentelemetry.io/otel/sdk/trace/tracetest"
 	collectortrace "go.opentelemetry.io/proto/otlp/collector/trace/v1"
 	tracepb "go.opentelemetry.io/proto/otlp/trace/v1"
-	"google.golang.org/grpc"
 
 	syncv1 "github.com/kuvryn/kuvryn-sync/apis/v1alpha1"
 )
@@ -36,16 +34,8 @@ func (c *collector) Export(_ context.Context, req *collectortrace.ExportTraceSer
 
 func startCollector(t *testing.T) (*collector, string) {
 	t.Helper()
-	lis, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
 	c := &collector{}
-	srv := grpc.NewServer()
-	collectortrace.RegisterTraceServiceServer(srv, c)
-	go func() { _ = srv.Serve(lis) }()
-	t.Cleanup(srv.Stop)
-	return c, lis.Addr().String()
+	return c, serve(t, c)
 }
 
 // received returns service.name and span names of what the collector got.
