@@ -33,6 +33,9 @@ type Pruner struct {
 	Git    *gitrepo.Cache
 	Charts *chart.Puller
 	Log    logr.Logger
+	// After waits for the next prune, as time.After (nil) does; tests pass
+	// their own to run the schedule without waiting an hour.
+	After func(time.Duration) <-chan time.Time
 }
 
 // NeedLeaderElection is false: each replica prunes its own cache.
@@ -40,18 +43,19 @@ func (p *Pruner) NeedLeaderElection() bool { return false }
 
 // Start prunes once a minute after start-up and then every Interval.
 func (p *Pruner) Start(ctx context.Context) error {
-	timer := time.NewTimer(startupDelay)
-	defer timer.Stop()
-	for {
+	after := p.After
+	if after == nil {
+		after = time.After
+	}
+	for wait := startupDelay; ; wait = Interval {
 		select {
 		case <-ctx.Done():
 			return nil
-		case <-timer.C:
+		case <-after(wait):
 		}
 		if err := p.Prune(ctx, time.Now()); err != nil {
 			p.Log.Error(err, "pruning the source cache")
 		}
-		timer.Reset(Interval)
 	}
 }
 
