@@ -26,6 +26,7 @@ import (
 )
 
 var (
+	cp  *controlplane.ControlPlane
 	k8s client.Client
 	git *testgit.Server
 )
@@ -38,7 +39,8 @@ func run(m *testing.M) int {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	startCtx, startCancel := context.WithTimeout(ctx, 2*time.Minute)
-	cp, err := controlplane.Start(startCtx, controlplane.Options{})
+	var err error
+	cp, err = controlplane.Start(startCtx, controlplane.Options{})
 	startCancel()
 	if err != nil {
 		fmt.Println("starting control plane:", err)
