@@ -3,10 +3,12 @@ package revision
 import (
 	"context"
 	"fmt"
+	"strings"
 	"testing"
 
 	rbacv1 "k8s.io/api/rbac/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	syncv1 "github.com/kuvryn/kuvryn-sync/apis/v1alpha1"
 )
@@ -23,6 +25,34 @@ func (e *testEnv) bindClusterAdmin() {
 	e.t.Cleanup(func() { _ = admin.Delete(context.Background(), binding) })
 }
 
+// customResourceDefinition is a namespaced kind of group, served at v1,
+// taking any fields; subresources is the YAML flow map of its subresources,
+// if any.
+func customResourceDefinition(t *testing.T, group, kind, subresources string) *unstructured.Unstructured {
+	singular := strings.ToLower(kind)
+	if subresources != "" {
+		subresources = "\n    subresources: " + subresources
+	}
+	return object(t, fmt.Sprintf(`
+apiVersion: apiextensions.k8s.io/v1
+kind: CustomResourceDefinition
+metadata:
+  name: %[2]ss.%[1]s
+spec:
+  group: %[1]s
+  scope: Namespaced
+  names: {plural: %[2]ss, singular: %[2]s, kind: %[3]s, listKind: %[3]sList}
+  versions:
+  - name: v1
+    served: true
+    storage: true%[4]s
+    schema:
+      openAPIV3Schema:
+        type: object
+        x-kubernetes-preserve-unknown-fields: true
+`, group, singular, kind, subresources))
+}
+
 func TestRollout_CustomResourceAppliesWithItsDefinitionAndNamespace(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
@@ -32,24 +62,7 @@ func TestRollout_CustomResourceAppliesWithItsDefinitionAndNamespace(t *testing.T
 
 	group := e.ns + ".test.kuvryn.io"
 	target := "target-" + e.ns
-	crd := object(t, fmt.Sprintf(`
-apiVersion: apiextensions.k8s.io/v1
-kind: CustomResourceDefinition
-metadata:
-  name: widgets.%[1]s
-spec:
-  group: %[1]s
-  scope: Namespaced
-  names: {plural: widgets, singular: widget, kind: Widget, listKind: WidgetList}
-  versions:
-  - name: v1
-    served: true
-    storage: true
-    schema:
-      openAPIV3Schema:
-        type: object
-        x-kubernetes-preserve-unknown-fields: true
-`, group))
+	crd := customResourceDefinition(t, group, "Widget", "")
 	ns := object(t, "apiVersion: v1\nkind: Namespace\nmetadata:\n  name: "+target+"\n")
 	widget := object(t, fmt.Sprintf("apiVersion: %s/v1\nkind: Widget\nmetadata:\n  name: gear\n  namespace: %s\nspec:\n  size: 3\n", group, target))
 	defaultNamespaced := object(t, fmt.Sprintf("apiVersion: %s/v1\nkind: Widget\nmetadata:\n  name: cog\n", group))
