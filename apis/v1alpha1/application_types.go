@@ -109,10 +109,15 @@ type HelmRender struct {
 	// +kubebuilder:validation:MaxItems=20
 	ValuesFrom []ValuesReference `json:"valuesFrom,omitempty"`
 
-	// Values merged last.
+	// Values merged last. They are one atomic field to Server-Side Apply,
+	// owned whole by whoever sets them, as Helm reads them: the API server
+	// then tracks one field, not every leaf, so that values nested deep
+	// cost no more to write than flat ones.
 	// +optional
 	// +kubebuilder:pruning:PreserveUnknownFields
 	// +kubebuilder:validation:Schemaless
+	// +kubebuilder:validation:Type=object
+	// +mapType=atomic
 	Values *apiextensionsv1.JSON `json:"values,omitempty"`
 }
 
