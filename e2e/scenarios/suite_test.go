@@ -61,7 +61,7 @@ func run(m *testing.M) int {
 	// The diagnosis Stages hold Pods labelled stage.diagnosis.kuvryn.io in
 	// a failing state, such as a crash loop; other Pods turn Ready as ever.
 	stages := filepath.Join(root, "services", "sync-controller", "internal", "diagnosis", "testdata", "kwok-stages.yaml")
-	env, err = harness.Start(ctx, harness.Options{Dir: dir, Stages: []string{stages}})
+	env, err = harness.Start(ctx, harness.Options{Dir: dir, Stages: []string{stages}, ControllerManagerFlags: controlplane.ParallelTestsControllerManagerFlags})
 	if err != nil {
 		cancel()
 		fmt.Println("starting the e2e environment:", err)

@@ -43,7 +43,7 @@ func TestMain(m *testing.M) {
 	ctrl.SetLogger(logr.Discard())
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	var err error
-	cp, err = controlplane.Start(ctx, controlplane.Options{Full: true, Stages: []string{stagesFile()}})
+	cp, err = controlplane.Start(ctx, controlplane.Options{Full: true, Stages: []string{stagesFile()}, ControllerManagerFlags: controlplane.ParallelTestsControllerManagerFlags})
 	if err == nil {
 		admin, err = client.New(unthrottled(cp.Config), client.Options{Scheme: manager.Scheme()})
 	}

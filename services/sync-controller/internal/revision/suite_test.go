@@ -58,7 +58,7 @@ func TestMain(m *testing.M) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	var err error
-	cp, err = controlplane.Start(ctx, controlplane.Options{Full: true})
+	cp, err = controlplane.Start(ctx, controlplane.Options{Full: true, ControllerManagerFlags: controlplane.ParallelTestsControllerManagerFlags})
 	if err == nil {
 		admin, err = client.NewWithWatch(cp.Config, client.Options{Scheme: manager.Scheme()})
 	}
