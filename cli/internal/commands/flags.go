@@ -141,7 +141,7 @@ func getRevision(ctx context.Context, k8s client.Client, app *syncv1.Application
 	if name == "" {
 		name, source = app.Status.DesiredRevision, "status.desiredRevision"
 		if name == "" {
-			return nil, fmt.Errorf("Application %s/%s has no desired Revision yet (status.desiredRevision is empty); see 'kubectl describe application -n %s %s'",
+			return nil, fmt.Errorf("Application %s/%s has no desired Revision yet (status.desiredRevision is empty); see 'kubectl describe applications.sync.kuvryn.io -n %s %s'",
 				app.Namespace, app.Name, app.Namespace, app.Name)
 		}
 	}

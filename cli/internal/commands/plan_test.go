@@ -99,7 +99,7 @@ func TestPlan_PrintsTheRedactedPlan(t *testing.T) {
 		{"a Revision of another Application", []string{"plan", "api", "--revision", "other-1"},
 			"ksync: Revision plan/other-1 belongs to Application other, not api\n"},
 		{"an Application not rendered yet", []string{"plan", "fresh"},
-			"ksync: Application plan/fresh has no desired Revision yet (status.desiredRevision is empty); see 'kubectl describe application -n plan fresh'\n"},
+			"ksync: Application plan/fresh has no desired Revision yet (status.desiredRevision is empty); see 'kubectl describe applications.sync.kuvryn.io -n plan fresh'\n"},
 	}
 	for _, tc := range failures {
 		t.Run("fails for "+tc.name, func(t *testing.T) {
