@@ -20,7 +20,11 @@ import (
 	"github.com/kuvryn/kuvryn-sync/pkg/testkit/controlplane"
 )
 
-var k8s client.Client
+var (
+	k8s client.Client
+	// kubeconfig is the control plane's, for running bin/kubectl.
+	kubeconfig string
+)
 
 func TestMain(m *testing.M) {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
@@ -30,6 +34,7 @@ func TestMain(m *testing.M) {
 		println("starting control plane:", err.Error())
 		os.Exit(1)
 	}
+	kubeconfig = cp.Kubeconfig
 	k8s, err = client.New(cp.Config, client.Options{Scheme: manager.Scheme()})
 	if err != nil {
 		println(err.Error())
