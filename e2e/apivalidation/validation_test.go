@@ -13,6 +13,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	syncv1 "github.com/kuvryn/kuvryn-sync/apis/v1alpha1"
@@ -24,6 +25,8 @@ var (
 	k8s client.Client
 	// kubeconfig is the control plane's, for running bin/kubectl.
 	kubeconfig string
+	// config is the control plane's, for managers started by a test.
+	config *rest.Config
 )
 
 func TestMain(m *testing.M) {
@@ -34,7 +37,7 @@ func TestMain(m *testing.M) {
 		println("starting control plane:", err.Error())
 		os.Exit(1)
 	}
-	kubeconfig = cp.Kubeconfig
+	kubeconfig, config = cp.Kubeconfig, cp.Config
 	k8s, err = client.New(cp.Config, client.Options{Scheme: manager.Scheme()})
 	if err != nil {
 		println(err.Error())

@@ -9,6 +9,7 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 
 	syncv1 "github.com/kuvryn/kuvryn-sync/apis/v1alpha1"
+	"github.com/kuvryn/kuvryn-sync/pkg/eventrecorder"
 	"github.com/kuvryn/kuvryn-sync/services/image-controller/internal/scan"
 	"github.com/kuvryn/kuvryn-sync/services/image-controller/internal/writeback"
 )
@@ -26,15 +27,18 @@ type Options struct {
 // readiness check that fails until the manager's caches have synced, so the
 // service is not ready before its controllers can run.
 func Setup(mgr ctrl.Manager, o Options) error {
-	recorder := mgr.GetEventRecorder(syncv1.FieldManagerImage)
+	rec, err := eventrecorder.New(mgr, syncv1.FieldManagerImage)
+	if err != nil {
+		return err
+	}
 	if err := (&ImagePolicyReconciler{
-		Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(), Events: recorder,
+		Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(), Events: rec,
 		Scanner: scan.New(scan.Options{QPS: o.RegistryQPS, Burst: o.RegistryBurst}),
 	}).SetupWithManager(mgr); err != nil {
 		return err
 	}
 	if err := (&RepositoryReconciler{
-		Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(), Events: recorder,
+		Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(), Events: rec,
 		Writer: &writeback.Writer{}, WriteBack: o.WriteBack,
 	}).SetupWithManager(mgr); err != nil {
 		return err

@@ -23,6 +23,7 @@ import (
 	crsource "sigs.k8s.io/controller-runtime/pkg/source"
 
 	syncv1 "github.com/kuvryn/kuvryn-sync/apis/v1alpha1"
+	"github.com/kuvryn/kuvryn-sync/pkg/eventrecorder"
 	"github.com/kuvryn/kuvryn-sync/pkg/manager"
 	"github.com/kuvryn/kuvryn-sync/services/notify-controller/internal/delivery"
 	"github.com/kuvryn/kuvryn-sync/services/notify-controller/internal/transition"
@@ -57,7 +58,11 @@ type Controllers struct {
 // workers and a readiness check that fails until both can do their work.
 func Setup(ctx context.Context, mgr ctrl.Manager, o Options) (*Controllers, error) {
 	log := ctrl.Log.WithName("notify")
-	d := delivery.New(o.Delivery, mgr.GetAPIReader(), mgr.GetEventRecorder(syncv1.FieldManagerNotify), log.WithName("delivery"))
+	rec, err := eventrecorder.New(mgr, syncv1.FieldManagerNotify)
+	if err != nil {
+		return nil, err
+	}
+	d := delivery.New(o.Delivery, mgr.GetAPIReader(), rec, log.WithName("delivery"))
 	if err := mgr.Add(d); err != nil {
 		return nil, err
 	}

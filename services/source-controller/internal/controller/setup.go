@@ -9,6 +9,7 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 
 	syncv1 "github.com/kuvryn/kuvryn-sync/apis/v1alpha1"
+	"github.com/kuvryn/kuvryn-sync/pkg/eventrecorder"
 	"github.com/kuvryn/kuvryn-sync/services/source-controller/internal/application"
 	"github.com/kuvryn/kuvryn-sync/services/source-controller/internal/cachepruner"
 	"github.com/kuvryn/kuvryn-sync/services/source-controller/internal/chart"
@@ -33,15 +34,18 @@ type Options struct {
 func Setup(ctx context.Context, mgr ctrl.Manager, o Options) error {
 	git := &gitrepo.Cache{Dir: filepath.Join(o.CacheDir, "git")}
 	charts := &chart.Puller{Dir: filepath.Join(o.CacheDir, "charts")}
-	recorder := mgr.GetEventRecorder(syncv1.FieldManagerSource)
+	rec, err := eventrecorder.New(mgr, syncv1.FieldManagerSource)
+	if err != nil {
+		return err
+	}
 	if err := (&repository.Reconciler{
-		Client: mgr.GetClient(), Repositories: mgr.GetCache(), APIReader: mgr.GetAPIReader(), Git: git, Events: recorder,
+		Client: mgr.GetClient(), Repositories: mgr.GetCache(), APIReader: mgr.GetAPIReader(), Git: git, Events: rec,
 		Concurrent: o.Concurrent,
 	}).SetupWithManager(mgr); err != nil {
 		return err
 	}
 	if err := (&application.Reconciler{
-		Client: mgr.GetClient(), Repositories: mgr.GetCache(), APIReader: mgr.GetAPIReader(), Git: git, Charts: charts, Events: recorder,
+		Client: mgr.GetClient(), Repositories: mgr.GetCache(), APIReader: mgr.GetAPIReader(), Git: git, Charts: charts, Events: rec,
 		Concurrent: o.Concurrent,
 	}).SetupWithManager(ctx, mgr); err != nil {
 		return err

@@ -21,7 +21,6 @@ const unknown = "Unknown"
 
 var (
 	reconcileLabels = []string{"namespace", "sync", "health", "phase", "result"}
-	eventLabels     = []string{"namespace", "sync", "health", "phase", "reason"}
 
 	reconcileTotal = prometheus.NewCounterVec(prometheus.CounterOpts{
 		Name: "kuvryn_sync_application_reconcile_total",
@@ -33,15 +32,10 @@ var (
 		Help:    "Duration of Application reconciles.",
 		Buckets: prometheus.ExponentialBuckets(0.01, 2, 12),
 	}, reconcileLabels)
-
-	lifecycleEvents = prometheus.NewCounterVec(prometheus.CounterOpts{
-		Name: "kuvryn_sync_lifecycle_events_total",
-		Help: "Lifecycle Events emitted for Applications, by Event reason.",
-	}, eventLabels)
 )
 
 func init() {
-	ctrlmetrics.Registry.MustRegister(reconcileTotal, reconcileDuration, lifecycleEvents)
+	ctrlmetrics.Registry.MustRegister(reconcileTotal, reconcileDuration)
 }
 
 // State is the part of an Application's status the metrics are labelled with.
@@ -65,11 +59,6 @@ func ObserveReconcile(s State, failed bool, d time.Duration) {
 	}
 	reconcileTotal.WithLabelValues(s.values(result)...).Inc()
 	reconcileDuration.WithLabelValues(s.values(result)...).Observe(d.Seconds())
-}
-
-// CountEvent counts one lifecycle Event by its reason.
-func CountEvent(s State, reason string) {
-	lifecycleEvents.WithLabelValues(s.values(reason)...).Inc()
 }
 
 func orUnknown(s string) string {

@@ -7,7 +7,6 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 
 	"github.com/kuvryn/kuvryn-sync/pkg/message"
-	"github.com/kuvryn/kuvryn-sync/services/sync-controller/internal/metrics"
 )
 
 // Actions of lifecycle Events: what the controller was doing.
@@ -33,7 +32,7 @@ func (ro *rollout) warning(reason, action, format string, args ...any) {
 const maxEventNoteBytes = 1024
 
 // emit sends the pending Events about the Application, related to the
-// desired Revision, and counts them.
+// desired Revision; the recorder counts them by the Application's state.
 func (r *Reconciler) emit(ro *rollout) {
 	var related runtime.Object
 	if ro.rev != nil {
@@ -41,7 +40,6 @@ func (r *Reconciler) emit(ro *rollout) {
 	}
 	for _, e := range ro.events {
 		r.Recorder.Eventf(ro.app, related, e.eventType, e.reason, e.action, "%s", message.Bound(e.message, maxEventNoteBytes))
-		metrics.CountEvent(ro.metricsState(), e.reason)
 	}
 	ro.events = nil
 }

@@ -33,6 +33,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	syncv1 "github.com/kuvryn/kuvryn-sync/apis/v1alpha1"
+	"github.com/kuvryn/kuvryn-sync/pkg/eventrecorder"
 	"github.com/kuvryn/kuvryn-sync/pkg/manager"
 	"github.com/kuvryn/kuvryn-sync/services/sync-controller/internal/impersonate"
 	"github.com/kuvryn/kuvryn-sync/services/sync-controller/internal/memory"
@@ -117,13 +118,18 @@ func New(mgr ctrl.Manager, o Options) *Reconciler {
 		APIReader: mgr.GetAPIReader(),
 		Mapper:    mgr.GetRESTMapper(),
 		Clients:   impersonate.NewClients(mgr.GetConfig(), mgr.GetScheme(), mgr.GetRESTMapper()),
-		Recorder:  mgr.GetEventRecorder(syncv1.FieldManagerSync),
 		Options:   o,
 	}
 }
 
-// SetupWithManager watches Applications and their Revisions.
+// SetupWithManager watches Applications and their Revisions, and records
+// Events while mgr runs.
 func (r *Reconciler) SetupWithManager(ctx context.Context, mgr ctrl.Manager) error {
+	rec, err := eventrecorder.New(mgr, syncv1.FieldManagerSync)
+	if err != nil {
+		return err
+	}
+	r.Recorder = rec
 	if err := manager.IndexRevisionsByApplication(ctx, mgr.GetFieldIndexer()); err != nil {
 		return err
 	}
