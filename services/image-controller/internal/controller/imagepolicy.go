@@ -79,7 +79,6 @@ func (r *ImagePolicyReconciler) Reconcile(ctx context.Context, req ctrl.Request)
 		st.LastScanTime = &now
 	}
 	if scanErr == nil {
-		scansTotal.WithLabelValues(scanSuccess).Inc()
 		if st.LatestImage != res.Image.String() {
 			r.Events.Eventf(&ip, nil, corev1.EventTypeNormal, syncv1.ReasonSucceeded, "Scan",
 				"%s selected %s", id, res.Image)
@@ -94,7 +93,6 @@ func (r *ImagePolicyReconciler) Reconcile(ctx context.Context, req ctrl.Request)
 		}
 		ready = ssa.Condition(syncv1.ConditionReady, true, syncv1.ReasonSucceeded, msg, ip.Generation)
 	} else {
-		scansTotal.WithLabelValues(scanError).Inc()
 		r.Events.Eventf(&ip, nil, corev1.EventTypeWarning, ready.Reason, "Scan", "%s", ready.Message)
 	}
 	result := ctrl.Result{RequeueAfter: interval}

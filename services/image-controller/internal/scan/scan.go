@@ -1,6 +1,7 @@
 // Package scan reads a registry for an ImagePolicy with go-containerregistry:
 // it lists tags (bounded), selects one with the policy and resolves its
-// digest. Every request passes a per-registry-host rate limit.
+// digest. Every request passes a per-registry-host rate limit and is
+// counted in kuvryn_sync_image_scans_total.
 package scan
 
 import (
@@ -174,8 +175,8 @@ func (h *HostLimits) Wait(ctx context.Context, host string) error {
 }
 
 // limitedTransport waits for the host's token before every request (token
-// exchanges included, since they count against the same registry) and caps
-// each response body.
+// exchanges included, since they count against the same registry), counts
+// each request sent, and caps each response body.
 type limitedTransport struct {
 	base   http.RoundTripper
 	limits *HostLimits
@@ -186,6 +187,7 @@ func (t *limitedTransport) RoundTrip(req *http.Request) (*http.Response, error) 
 		return nil, fmt.Errorf("waiting for the rate limit of %s: %w", req.URL.Host, err)
 	}
 	resp, err := t.base.RoundTrip(req)
+	requests.WithLabelValues(requestResult(req, resp, err)).Inc()
 	if err != nil {
 		return nil, err
 	}
