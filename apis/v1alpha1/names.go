@@ -116,7 +116,10 @@ const (
 	FieldManagerSync   = "kuvryn-sync"
 	FieldManagerImage  = "kuvryn-image"
 	FieldManagerNotify = "kuvryn-notify"
-	FieldManagerWeb    = "kuvryn-web"
+	// FieldManagerNotifyDelivery writes a NotificationSink's Delivered
+	// condition, apart from the Ready its sink controller applies.
+	FieldManagerNotifyDelivery = "kuvryn-notify-delivery"
+	FieldManagerWeb            = "kuvryn-web"
 )
 
 // Condition types.
@@ -133,6 +136,7 @@ const (
 	ConditionHealthy                = "Healthy"
 	ConditionSynced                 = "Synced"
 	ConditionNotificationsReady     = "NotificationsReady"
+	ConditionDelivered              = "Delivered"
 )
 
 // Condition and Event reasons: one list for every service.

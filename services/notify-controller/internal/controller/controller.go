@@ -62,6 +62,7 @@ func Setup(ctx context.Context, mgr ctrl.Manager, o Options) (*Controllers, erro
 	if err != nil {
 		return nil, err
 	}
+	o.Delivery.Report = deliveredCondition{client: mgr.GetClient(), log: log.WithName("delivered")}.report
 	d := delivery.New(o.Delivery, mgr.GetAPIReader(), rec, log.WithName("delivery"))
 	if err := mgr.Add(d); err != nil {
 		return nil, err

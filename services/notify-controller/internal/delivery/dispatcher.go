@@ -49,6 +49,9 @@ type Options struct {
 	Timeout time.Duration
 	// RootCAs verify sink certificates; nil uses the system's.
 	RootCAs *x509.CertPool
+	// Report, if set, learns the final result of every notification
+	// delivered or failed: err is nil once it was delivered.
+	Report func(ctx context.Context, sink types.NamespacedName, attempts int, err error)
 }
 
 // Job is one notification for one sink.
@@ -159,6 +162,7 @@ func (d *Dispatcher) deliver(ctx context.Context, j Job) {
 			if j.Delivered != nil {
 				j.Delivered()
 			}
+			d.report(ctx, j, attempts, nil)
 			return
 		}
 		var p permanent
@@ -176,6 +180,13 @@ func (d *Dispatcher) deliver(ctx context.Context, j Job) {
 	why := fmt.Sprintf("%s failed after %d attempt(s): %v", describeJob(j), attempts, err)
 	d.log.Info("notification failed", d.keysAndValues(j, "attempts", attempts, "reason", err.Error())...)
 	d.warn(j, why)
+	d.report(ctx, j, attempts, err)
+}
+
+func (d *Dispatcher) report(ctx context.Context, j Job, attempts int, err error) {
+	if d.opts.Report != nil {
+		d.opts.Report(ctx, j.Sink, attempts, err)
+	}
 }
 
 // permanent is a failure another attempt cannot mend: the sink or its
