@@ -64,6 +64,16 @@ func TestApply_MarkersAfterABlockScalarInTheSameItem(t *testing.T) {
 			changed: 1,
 		},
 		{
+			name: "a tag, an anchor or both before the indicator",
+			in: "- patch: !!str |\n    a: x:1" + mark + "\n  tag: 1.0.0" + tagMark + "\n" +
+				"- patch: &text >-\n    a: x:1" + mark + "\n  tag: 1.0.0" + tagMark + "\n" +
+				"- patch: !!str &text |\n    a: x:1" + mark + "\n  tag: 1.0.0" + tagMark + "\n",
+			want: "- patch: !!str |\n    a: x:1" + mark + "\n  tag: 1.2.0" + tagMark + "\n" +
+				"- patch: &text >-\n    a: x:1" + mark + "\n  tag: 1.2.0" + tagMark + "\n" +
+				"- patch: !!str &text |\n    a: x:1" + mark + "\n  tag: 1.2.0" + tagMark + "\n",
+			changed: 3,
+		},
+		{
 			name: "a marker on the block header's line is not a value",
 			in:   "- patch: |" + mark + "\n    image: x:1" + mark + "\n",
 			want: "- patch: |" + mark + "\n    image: x:1" + mark + "\n",

@@ -214,7 +214,7 @@ func parseLine(line string) (m Marker, block int, ok bool) {
 	}
 	start, end, after, ok := scalar(line, i)
 	if !ok {
-		if line[i] == '|' || line[i] == '>' {
+		if blockIndicator(line, i) {
 			return Marker{}, parent, false
 		}
 		return Marker{}, -1, false
@@ -228,6 +228,18 @@ func parseLine(line string) (m Marker, block int, ok bool) {
 		return Marker{}, -1, false
 	}
 	return Marker{Namespace: ns, Policy: policy, Field: field, Value: line[start:end], start: start, end: end}, -1, true
+}
+
+// blockIndicator reports whether the value at line[i:] starts a block
+// scalar: | or >, after a tag (!!str) and an anchor (&text) if it has them.
+func blockIndicator(line string, i int) bool {
+	for n := 0; n < 2 && i < len(line) && (line[i] == '!' || line[i] == '&'); n++ {
+		for i < len(line) && line[i] != ' ' && line[i] != '\t' {
+			i++
+		}
+		i = skipSpaces(line, i)
+	}
+	return i < len(line) && (line[i] == '|' || line[i] == '>')
 }
 
 func skipSpaces(s string, i int) int {
