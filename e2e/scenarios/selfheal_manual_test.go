@@ -6,7 +6,9 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
 	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	syncv1 "github.com/kuvryn/kuvryn-sync/apis/v1alpha1"
@@ -16,7 +18,8 @@ import (
 // manual Application, `ksync approve` refuses a plan that has already rolled
 // out; a `kubectl patch` then makes a fresh plan of the correction that waits
 // for approval, and only `ksync approve` of that plan reverts the edit,
-// recorded as a fresh approval.
+// recorded as a fresh approval. Until then the ConfigMap is not written at
+// all: its resourceVersion and managed fields stay the hand edit's.
 func TestE2E_ManualApplicationHandEditWaitsForTheApprovalOfItsCorrection(t *testing.T) {
 	t.Parallel()
 	ns := namespace(t, "e2e-selfheal-manual")
@@ -54,6 +57,7 @@ spec:
 	}
 
 	kubectl(t, "-n", ns, "patch", "configmap", "settings", "--type=merge", "-p", `{"data":{"color":"red"}}`)
+	edited := get(t, &corev1.ConfigMap{}, ns, "settings")
 	eventually(t, 2*time.Minute, "a fresh plan of the correction waiting for approval", func() bool {
 		rev = get(t, &syncv1.Revision{}, ns, rev.Name)
 		return rev.Status.Phase == syncv1.PhaseAwaitingApproval && rev.Status.Plan != nil && rev.Status.Plan.Digest != first
@@ -74,8 +78,15 @@ spec:
 		}
 		return false
 	})
-	if cm := get(t, &corev1.ConfigMap{}, ns, "settings"); cm.Data["color"] != "red" {
+	// Nothing was written to the ConfigMap before the approval, not even
+	// the managed fields of the hand edit taken back.
+	cm := get(t, &corev1.ConfigMap{}, ns, "settings")
+	if cm.Data["color"] != "red" {
 		t.Fatalf("color = %q before the correction was approved, want the hand-set red", cm.Data["color"])
+	}
+	if cm.ResourceVersion != edited.ResourceVersion || !equality.Semantic.DeepEqual(cm.ManagedFields, edited.ManagedFields) {
+		t.Fatalf("ConfigMap settings written before the correction was approved: resourceVersion %s → %s, managed fields %v → %v",
+			edited.ResourceVersion, cm.ResourceVersion, managers(edited.ManagedFields), managers(cm.ManagedFields))
 	}
 
 	if out := approve(); !strings.Contains(out, correction.Digest) {
@@ -95,4 +106,13 @@ spec:
 	if h := app.Status.History; len(h) < 2 || h[0].Approval == nil || h[0].Approval.Digest != correction.Digest || h[1].Approval == nil || h[1].Approval.Digest != first {
 		t.Errorf("history %+v, want the correction's approval over the first rollout's", h)
 	}
+}
+
+// managers names the field managers of entries, with their operations.
+func managers(entries []metav1.ManagedFieldsEntry) []string {
+	var names []string
+	for _, e := range entries {
+		names = append(names, e.Manager+"/"+string(e.Operation))
+	}
+	return names
 }
