@@ -25,13 +25,17 @@ func TestAPI_HelmValuesAreOneAtomicField(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := k8s.Patch(t.Context(), obj, client.Apply, client.FieldOwner("kuvryn-test"), client.ForceOwnership); err != nil {
+	if err := k8s.Apply(t.Context(), client.ApplyConfigurationFromUnstructured(obj), client.FieldOwner("kuvryn-test"), client.ForceOwnership); err != nil {
+		t.Fatal(err)
+	}
+	applied := &syncv1.Application{}
+	if err := k8s.Get(t.Context(), client.ObjectKeyFromObject(app), applied); err != nil {
 		t.Fatal(err)
 	}
 	var fields string
-	for _, m := range obj.GetManagedFields() {
+	for _, m := range applied.ManagedFields {
 		if m.Manager == "kuvryn-test" && m.FieldsV1 != nil {
-			fields = string(m.FieldsV1.Raw)
+			fields = m.FieldsV1.GetRawString()
 		}
 	}
 	if !strings.Contains(fields, `"f:values":{}`) {
