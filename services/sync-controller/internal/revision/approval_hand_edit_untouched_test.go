@@ -116,7 +116,10 @@ func TestApproval_HandEditUntouchedUntilApproved(t *testing.T) {
 				time.Sleep(time.Second)
 				before = live()
 				return tt.settled(before) && prev.GetResourceVersion() == before.GetResourceVersion()
-			}, nil)
+			}, func() string {
+				status, _, _ := unstructured.NestedMap(before.Object, "status")
+				return fmt.Sprintf("generation %d, resourceVersion %s, status %v", before.GetGeneration(), before.GetResourceVersion(), status)
+			})
 			e.startController(driftOptions())
 
 			rev := e.waitForRevision(name, "the drift planned for approval", func(rev *syncv1.Revision) bool {

@@ -249,7 +249,7 @@ var controllerRules = []rbacv1.PolicyRule{
 	{APIGroups: []string{syncv1.GroupVersion.Group}, Resources: []string{"applications/status", "revisions/status"}, Verbs: []string{"get", "patch", "update"}},
 	{APIGroups: []string{""}, Resources: []string{"secrets", "serviceaccounts"}, Verbs: []string{"get"}},
 	{APIGroups: []string{""}, Resources: []string{"serviceaccounts"}, Verbs: []string{"impersonate"}},
-	{APIGroups: []string{"events.k8s.io"}, Resources: []string{"events"}, Verbs: []string{"create", "patch", "update"}},
+	{APIGroups: []string{"", "events.k8s.io"}, Resources: []string{"events"}, Verbs: []string{"create", "patch", "update"}},
 }
 
 // restrictedController returns a config for a controller identity bound
