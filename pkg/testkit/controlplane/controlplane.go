@@ -214,6 +214,11 @@ func (cp *ControlPlane) startComponents(ctx context.Context, o Options) error {
 			"--concurrent-deployment-syncs=10",
 			"--concurrent-replicaset-syncs=10",
 			"--concurrent-job-syncs=10",
+			// kwok renews its nodes' heartbeats from the same busy cores as
+			// the tests; a late renewal must not mark a node NotReady, whose
+			// taint leaves new Pods in the scheduler's unschedulable queue
+			// for minutes after the node is Ready again.
+			"--node-monitor-grace-period=10m",
 		}, o.ControllerManagerFlags...)},
 		{"kube-scheduler", []string{
 			"--kubeconfig=" + cp.Kubeconfig,
