@@ -10,8 +10,9 @@ import (
 	syncv1 "github.com/kuvryn/kuvryn-sync/apis/v1alpha1"
 )
 
-// TestApproval_ConditionsFollowTheApproval: once an approved rollout has
-// finished, neither the Revision nor the Application still says it waits
+// TestApproval_ConditionsFollowTheApproval: while a Revision waits, its
+// AwaitingApproval condition prints the command that approves it; once an
+// approved rollout has finished, neither the Revision nor the Application still says it waits
 // for approval, and the Revision's Approved condition names who approved
 // which plan.
 func TestApproval_ConditionsFollowTheApproval(t *testing.T) {
@@ -22,6 +23,12 @@ func TestApproval_ConditionsFollowTheApproval(t *testing.T) {
 	name := e.publish("shop", configMap(t, "settings"))
 	rev := e.waitForPhase(name, syncv1.PhaseAwaitingApproval)
 	digest := rev.Status.Plan.Digest
+	// The command it prints approves this Revision, not whichever is
+	// current when it is run.
+	command := "ksync approve shop -n " + e.ns + " --revision " + name
+	if c := meta.FindStatusCondition(rev.Status.Conditions, syncv1.ConditionAwaitingApproval); c == nil || c.Status != metav1.ConditionTrue || !strings.Contains(c.Message, command) {
+		t.Fatalf("AwaitingApproval = %+v, want True printing %q", c, command)
+	}
 	if c := meta.FindStatusCondition(rev.Status.Conditions, syncv1.ConditionApproved); c != nil && c.Status == metav1.ConditionTrue {
 		t.Fatalf("Approved is True before any approval: %+v", c)
 	}

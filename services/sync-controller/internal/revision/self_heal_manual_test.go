@@ -47,7 +47,7 @@ func TestSelfHeal_ManualApplicationPlansTheCorrectionOfAHandEditForApproval(t *t
 	}
 	eventually(t, "an ApprovalStale Event naming the drift, alice's rollout and the correction", func() bool {
 		for _, ev := range e.events("shop", syncv1.ReasonApprovalStale) {
-			if contains(ev.Note, "ConfigMap "+e.ns+"/settings", "alice", first, p.Digest, "ksync approve shop") {
+			if contains(ev.Note, "ConfigMap "+e.ns+"/settings", "alice", first, p.Digest, "ksync approve shop -n "+e.ns+" --revision "+rev.Name) {
 				return true
 			}
 		}
