@@ -85,6 +85,10 @@ const (
 const (
 	// ApplicationLabel names the Application a Revision or desired-state Secret belongs to.
 	ApplicationLabel = "sync.kuvryn.io/application"
+	// PreviewLabel names the preview (status.previews[].name of the
+	// Repository in RepositoryLabel) a preview Revision and its
+	// desired-state Secret belong to. Desired Revisions never carry it.
+	PreviewLabel = "sync.kuvryn.io/preview"
 )
 
 // Markers that replace Secret values in plan diffs: the sync-controller

@@ -3,16 +3,23 @@ package v1alpha1
 import metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 // SinkType is how a NotificationSink delivers.
-// +kubebuilder:validation:Enum=webhook;slack
+// +kubebuilder:validation:Enum=webhook;slack;github;gitlab
 type SinkType string
 
 const (
 	SinkWebhook SinkType = "webhook"
 	SinkSlack   SinkType = "slack"
+	// SinkGitHub and SinkGitLab receive previews (a Repository's
+	// spec.previews.sinkRef): a commit status and one comment per
+	// Application on the pull or merge request.
+	SinkGitHub SinkType = "github"
+	SinkGitLab SinkType = "gitlab"
 )
 
 // NotificationSinkSpec names the delivery type and the Secret with its
-// destination: `url` (https only) and, for webhook, `hmacKey`.
+// destination: `url` (https only) and, for webhook, `hmacKey`; for github
+// and gitlab, `url` is the repository's web address and `token` an access
+// token allowed to set commit statuses and comment.
 type NotificationSinkSpec struct {
 	Type      SinkType             `json:"type"`
 	SecretRef LocalObjectReference `json:"secretRef"`

@@ -36,6 +36,74 @@ type RepositorySpec struct {
 	// +kubebuilder:validation:items:XValidation:rule="!self.matches('(^|/)[.]/') && !self.contains('//')",message="must be a clean path, without './' or '//', so that the same file cannot be listed twice"
 	// +kubebuilder:validation:items:XValidation:rule="self == '.ksync.yaml' || self.endsWith('/.ksync.yaml')",message="must name a file called .ksync.yaml"
 	ApplicationConfigPaths []string `json:"applicationConfigPaths,omitempty"`
+
+	// Previews plans pull requests, merge requests and branches before they
+	// merge: dry-runs only, never applied (docs/previews.md).
+	// +optional
+	Previews *PreviewsSpec `json:"previews,omitempty"`
+}
+
+// PreviewProvider is the Git host whose pull or merge requests are previewed.
+// +kubebuilder:validation:Enum=github;gitlab
+type PreviewProvider string
+
+const (
+	PreviewProviderGitHub PreviewProvider = "github"
+	PreviewProviderGitLab PreviewProvider = "gitlab"
+)
+
+// PreviewsSpec says which refs of a Repository are previewed, how many at
+// once, for how long, and what a preview may read.
+// +kubebuilder:validation:XValidation:rule="has(self.pullRequests) || (has(self.branches) && size(self.branches) > 0)",message="must preview pullRequests, branches or both"
+type PreviewsSpec struct {
+	// PullRequests previews the pull requests (github) or merge requests
+	// (gitlab) the webhook receiver is told of, or that `ksync plan --ref`
+	// asks for.
+	// +optional
+	PullRequests PreviewProvider `json:"pullRequests,omitempty"`
+
+	// Branches previews every branch whose name matches one of these
+	// patterns (Go path.Match syntax, such as preview/*), listed on each poll.
+	// +optional
+	// +listType=set
+	// +kubebuilder:validation:MaxItems=20
+	// +kubebuilder:validation:items:MinLength=1
+	// +kubebuilder:validation:items:MaxLength=255
+	Branches []string `json:"branches,omitempty"`
+
+	// MaxActive is how many previews are planned at once; later requests
+	// wait (Queued) until one closes.
+	// +kubebuilder:default=10
+	// +kubebuilder:validation:Minimum=1
+	// +kubebuilder:validation:Maximum=50
+	// +optional
+	MaxActive int32 `json:"maxActive,omitempty"`
+
+	// KeepAfterClose is how long a closed preview and its Revisions are kept.
+	// +kubebuilder:default="1h"
+	// +kubebuilder:validation:Type=string
+	// +kubebuilder:validation:MaxLength=64
+	// +kubebuilder:validation:XValidation:rule="self.matches('^([0-9]+([.][0-9]+)?(ns|us|µs|ms|s|m|h))+$')",message="must be a duration such as 30s, 5m or 1h"
+	// +optional
+	KeepAfterClose *metav1.Duration `json:"keepAfterClose,omitempty"`
+
+	// Decrypt lets previews decrypt SOPS files and read Helm valuesFrom
+	// Secrets and private chart credentials. Off, a preview renders without
+	// them and its plan says what it left out, because a pull request may
+	// come from anyone who can open one.
+	// +optional
+	Decrypt bool `json:"decrypt,omitempty"`
+
+	// Forks previews pull requests whose head is in another repository.
+	// Off, they are refused and status.previews says why.
+	// +optional
+	Forks bool `json:"forks,omitempty"`
+
+	// SinkRef names a NotificationSink of type github or gitlab in the
+	// Repository's namespace that receives each preview's commit status and
+	// plan comment.
+	// +optional
+	SinkRef *LocalObjectReference `json:"sinkRef,omitempty"`
 }
 
 // GitSource is a Git repository URL, the revision to follow and credentials.
@@ -103,6 +171,69 @@ type RepositoryStatus struct {
 	// ImageUpdate is the image-controller's last write-back.
 	// +optional
 	ImageUpdate *ImageUpdateStatus `json:"imageUpdate,omitempty"`
+	// Previews are the previews the source-controller knows of, open ones
+	// first; each one's plans are in the Revisions labelled with its name.
+	// +optional
+	// +listType=map
+	// +listMapKey=name
+	// +kubebuilder:validation:MaxItems=100
+	Previews []PreviewStatus `json:"previews,omitempty"`
+}
+
+// PreviewState is where one preview is.
+// +kubebuilder:validation:Enum=Queued;Rendered;Refused;Failed;Closed
+type PreviewState string
+
+const (
+	// PreviewQueued waits for one of spec.previews.maxActive to close.
+	PreviewQueued PreviewState = "Queued"
+	// PreviewRendered has preview Revisions for its commit (or none, when it
+	// changes no Application); the sync-controller plans them.
+	PreviewRendered PreviewState = "Rendered"
+	// PreviewRefused is not previewed, such as a fork's pull request without
+	// spec.previews.forks; Message says why.
+	PreviewRefused PreviewState = "Refused"
+	// PreviewFailed could not be fetched or compared; Message says why, and
+	// the source-controller retries.
+	PreviewFailed PreviewState = "Failed"
+	// PreviewClosed is kept until ClosedAt plus spec.previews.keepAfterClose.
+	PreviewClosed PreviewState = "Closed"
+)
+
+// PreviewStatus is one preview: a pull request, merge request or branch.
+type PreviewStatus struct {
+	// Name is pr-<n>, mr-<n> or branch-<10 hex>; the preview's Revisions
+	// carry it in the sync.kuvryn.io/preview label.
+	// +kubebuilder:validation:MaxLength=63
+	Name string `json:"name"`
+	// Ref is the Git ref fetched, such as refs/pull/12/head.
+	// +kubebuilder:validation:MaxLength=512
+	Ref string `json:"ref"`
+	// +optional
+	Number int32 `json:"number,omitempty"`
+	// Branch is the previewed branch, or the pull request's head branch.
+	// +optional
+	// +kubebuilder:validation:MaxLength=255
+	Branch string `json:"branch,omitempty"`
+	// Commit is the head commit previewed.
+	// +optional
+	// +kubebuilder:validation:MaxLength=64
+	Commit string `json:"commit,omitempty"`
+	// +optional
+	Fork  bool         `json:"fork,omitempty"`
+	State PreviewState `json:"state"`
+	// +optional
+	// +kubebuilder:validation:MaxLength=1024
+	Message string `json:"message,omitempty"`
+	// Applications the preview rendered, by name, at most 100.
+	// +optional
+	// +kubebuilder:validation:MaxItems=100
+	// +kubebuilder:validation:items:MaxLength=253
+	Applications []string `json:"applications,omitempty"`
+	// RequestedAt is the newest request for this preview.
+	RequestedAt metav1.Time `json:"requestedAt"`
+	// +optional
+	ClosedAt *metav1.Time `json:"closedAt,omitempty"`
 }
 
 // ImageUpdateStatus records what the image-controller last wrote back, so

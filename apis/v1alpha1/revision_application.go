@@ -1,6 +1,10 @@
 package v1alpha1
 
-import "k8s.io/apimachinery/pkg/types"
+import (
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/selection"
+	"k8s.io/apimachinery/pkg/types"
+)
 
 // RevisionApplicationField is the field that names a Revision's
 // Application; the services index their Revision caches under this name.
@@ -15,7 +19,17 @@ func (r *Revision) ApplicationKey() types.NamespacedName {
 	return types.NamespacedName{Namespace: r.Namespace, Name: r.Spec.ApplicationName}
 }
 
-// BelongsTo reports whether the Revision is one of app's.
+// BelongsTo reports whether the Revision is one of app's desired states.
+// A preview Revision belongs to its preview: it is never approved, rolled
+// back to or kept as history.
 func (r *Revision) BelongsTo(app types.NamespacedName) bool {
-	return r.Spec.ApplicationName != "" && r.ApplicationKey() == app
+	return r.Spec.ApplicationName != "" && !r.IsPreview() && r.ApplicationKey() == app
+}
+
+// DesiredRevisionSelector selects app's desired Revisions by label, leaving
+// out its preview Revisions, for readers that list with label selectors.
+func DesiredRevisionSelector(app string) labels.Selector {
+	is, _ := labels.NewRequirement(ApplicationLabel, selection.Equals, []string{app})
+	notPreview, _ := labels.NewRequirement(PreviewLabel, selection.DoesNotExist, nil)
+	return labels.NewSelector().Add(*is, *notPreview)
 }

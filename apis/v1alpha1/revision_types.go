@@ -15,7 +15,58 @@ type RevisionSpec struct {
 	// Failed and the Rendered condition say why, and nothing is applied.
 	// +optional
 	DesiredState DesiredStateRef `json:"desiredState,omitzero"`
+
+	// Preview is set on a preview Revision: the plan of a pull request,
+	// merge request or branch. It is planned with dry-runs only, never
+	// desired, applied, counted in history or used for rollback, and is
+	// deleted with its preview.
+	// +optional
+	Preview *RevisionPreview `json:"preview,omitempty"`
 }
+
+// RevisionPreview is which preview a preview Revision plans.
+type RevisionPreview struct {
+	// Name of the preview in the Repository's status.previews.
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=63
+	Name string `json:"name"`
+	// Repository the preview belongs to, in the Revision's namespace.
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=253
+	Repository string `json:"repository"`
+	// Ref is the Git ref, such as refs/pull/12/head.
+	// +kubebuilder:validation:MaxLength=512
+	Ref string `json:"ref"`
+	// Commit is the head commit rendered.
+	// +kubebuilder:validation:MaxLength=64
+	Commit string `json:"commit"`
+	// NewApplication is set when the Application exists only in the
+	// preview's .ksync.yaml: it says as whom and where the plan dry-runs.
+	// The plan of an existing Application uses the live Application.
+	// +optional
+	NewApplication *PreviewApplication `json:"newApplication,omitempty"`
+	// Withheld lists what the render left out because spec.previews.decrypt
+	// is off (SOPS files, valuesFrom Secrets, chart credentials), at most 20.
+	// +optional
+	// +kubebuilder:validation:MaxItems=20
+	// +kubebuilder:validation:items:MaxLength=512
+	Withheld []string `json:"withheld,omitempty"`
+}
+
+// PreviewApplication is what a preview declares of an Application that does
+// not exist yet, as much as planning it needs.
+type PreviewApplication struct {
+	// +optional
+	// +kubebuilder:validation:MaxLength=253
+	ServiceAccountName string `json:"serviceAccountName,omitempty"`
+	// +optional
+	// +kubebuilder:validation:MaxLength=63
+	DestinationNamespace string `json:"destinationNamespace,omitempty"`
+}
+
+// IsPreview reports whether the Revision plans a preview rather than a
+// desired state.
+func (r *Revision) IsPreview() bool { return r.Spec.Preview != nil }
 
 // DesiredStateRef points at the desired-state Secret and pins its content.
 type DesiredStateRef struct {

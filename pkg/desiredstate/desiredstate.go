@@ -180,3 +180,13 @@ func RevisionName(app, digest string) string {
 	}
 	return app + "-" + hash
 }
+
+// PreviewRevisionName names the preview Revision of app in the named
+// preview at commit with desired-state digest: "<app>-<preview>-" and 10
+// hex digits of sha256 over digest and commit, so every pushed commit of a
+// preview has Revisions of its own and none is ever an Application's
+// desired Revision. Long names are shortened as RevisionName does.
+func PreviewRevisionName(app, preview, digest, commit string) string {
+	sum := sha256.Sum256([]byte(digest + "\n" + commit))
+	return RevisionName(app+"-"+preview, digestPrefix+hex.EncodeToString(sum[:]))
+}

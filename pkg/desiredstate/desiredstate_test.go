@@ -286,3 +286,18 @@ func TestRevisionName_SameContentSameName(t *testing.T) {
 		t.Error("the same content was given two Revision names")
 	}
 }
+
+func TestPreviewRevisionName_EveryCommitHasItsOwnAndNeverADesiredName(t *testing.T) {
+	digest := "sha256:" + strings.Repeat("a", 64)
+	a := PreviewRevisionName("web", "pr-12", digest, strings.Repeat("1", 40))
+	b := PreviewRevisionName("web", "pr-12", digest, strings.Repeat("2", 40))
+	if a == b {
+		t.Errorf("two commits share the preview Revision %s", a)
+	}
+	if a == RevisionName("web", digest) || !strings.HasPrefix(a, "web-pr-12-") || len(a) != len("web-pr-12-")+10 {
+		t.Errorf("preview Revision name %s", a)
+	}
+	if long := PreviewRevisionName(strings.Repeat("x", 300), "pr-1", digest, ""); len(long) > 253 {
+		t.Errorf("name of %d characters", len(long))
+	}
+}

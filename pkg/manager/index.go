@@ -12,10 +12,15 @@ import (
 // IndexRevisionsByApplication indexes the cached Revisions under
 // syncv1.RevisionApplicationField by the Application each belongs to, so
 // that a service lists an Application's Revisions with
-// client.MatchingFields{syncv1.RevisionApplicationField: name}.
+// client.MatchingFields{syncv1.RevisionApplicationField: name}. Preview
+// Revisions are left out: they are never an Application's history.
 func IndexRevisionsByApplication(ctx context.Context, indexer client.FieldIndexer) error {
 	if err := indexer.IndexField(ctx, &syncv1.Revision{}, syncv1.RevisionApplicationField, func(obj client.Object) []string {
-		return []string{obj.(*syncv1.Revision).ApplicationKey().Name}
+		rev := obj.(*syncv1.Revision)
+		if rev.IsPreview() {
+			return nil
+		}
+		return []string{rev.ApplicationKey().Name}
 	}); err != nil {
 		return fmt.Errorf("indexing Revisions by %s: %w", syncv1.RevisionApplicationField, err)
 	}

@@ -187,7 +187,7 @@ func rollbackTarget(app *syncv1.Application, exists func(name string) (bool, err
 func revisionsOf(ctx context.Context, k8s client.Client, app *syncv1.Application) func() ([]syncv1.Revision, error) {
 	return func() ([]syncv1.Revision, error) {
 		var list syncv1.RevisionList
-		if err := k8s.List(ctx, &list, client.InNamespace(app.Namespace), client.MatchingLabels{syncv1.ApplicationLabel: app.Name}); err != nil {
+		if err := k8s.List(ctx, &list, client.InNamespace(app.Namespace), client.MatchingLabelsSelector{Selector: syncv1.DesiredRevisionSelector(app.Name)}); err != nil {
 			return nil, fmt.Errorf("listing Revisions of Application %s/%s: %w", app.Namespace, app.Name, err)
 		}
 		return list.Items, nil

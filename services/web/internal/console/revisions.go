@@ -35,7 +35,7 @@ func (c *Console) revisions(w http.ResponseWriter, r *http.Request) {
 	var extra []client.ListOption
 	what := "Revisions"
 	if q.Application != "" {
-		extra = append(extra, client.MatchingLabels{syncv1.ApplicationLabel: q.Application})
+		extra = append(extra, client.MatchingLabelsSelector{Selector: syncv1.DesiredRevisionSelector(q.Application)})
 		what += " of Application " + q.Application
 	}
 	var list syncv1.RevisionList
