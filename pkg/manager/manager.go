@@ -41,6 +41,9 @@ type Service struct {
 	// status the service never reads; may be nil. Each transform runs after
 	// TrimManagedFields.
 	CacheByObject map[client.Object]cache.ByObject
+	// Sharded lists the kinds the service watches only in its --shard (the
+	// sync.kuvryn.io/shard label); a service without them takes no --shard.
+	Sharded []client.Object
 }
 
 // Scheme holds the built-in kinds and the Kuvryn Sync kinds.
@@ -58,6 +61,9 @@ func New(svc Service, args []string) (ctrl.Manager, error) {
 	fs := flag.NewFlagSet(svc.Name, flag.ContinueOnError)
 	var o Options
 	o.BindFlags(fs)
+	if len(svc.Sharded) > 0 {
+		o.bindShardFlag(fs)
+	}
 	if svc.Flags != nil {
 		svc.Flags(fs)
 	}
@@ -129,10 +135,10 @@ func NewWithOptions(svc Service, o Options, cfg *rest.Config) (ctrl.Manager, err
 		metricsOpts.TLSOpts = append(metricsOpts.TLSOpts, useCertificate(w))
 	}
 
-	leaderElectionID := o.LeaderElectionID
-	if leaderElectionID == "" {
-		leaderElectionID = InstallName(svc.Name)
+	if err := validShard(o.Shard); err != nil {
+		return nil, err
 	}
+	labelMetricsWithShard(o.Shard)
 	mgr, err := ctrl.NewManager(cfg, ctrl.Options{
 		Scheme:                 Scheme(),
 		Metrics:                metricsOpts,
@@ -141,9 +147,9 @@ func NewWithOptions(svc Service, o Options, cfg *rest.Config) (ctrl.Manager, err
 		PprofBindAddress:       o.PprofBindAddress,
 		// Objects are cached without their managedFields' field sets: no
 		// reader needs them, and they were most of a cached object's size.
-		Cache:                   cache.Options{DefaultTransform: TrimManagedFields, ByObject: byObject(svc.CacheByObject)},
+		Cache:                   cache.Options{DefaultTransform: TrimManagedFields, ByObject: byObject(shardCache(svc.CacheByObject, svc.Sharded, o.Shard))},
 		LeaderElection:          o.LeaderElect,
-		LeaderElectionID:        leaderElectionID,
+		LeaderElectionID:        leaseName(o.LeaderElectionID, svc.Name, o.Shard),
 		LeaderElectionNamespace: o.LeaderElectionNamespace,
 		LeaseDuration:           &o.LeaseDuration,
 		RenewDeadline:           &o.RenewDeadline,

@@ -40,6 +40,10 @@ type Options struct {
 	MetricsCertName string
 	MetricsCertKey  string
 
+	// Shard is the value of the sync.kuvryn.io/shard label of the objects
+	// this process serves; empty serves the objects without the label.
+	Shard string
+
 	// Kubeconfig is the kubeconfig file to use; empty uses KUBECONFIG or
 	// the in-cluster configuration.
 	Kubeconfig string
@@ -81,6 +85,12 @@ func (o *Options) BindFlags(fs *flag.FlagSet) {
 	fs.StringVar(&o.MetricsCertKey, "metrics-cert-key", "tls.key", "Metrics server key file name.")
 	fs.StringVar(&o.Kubeconfig, "kubeconfig", "", "Kubeconfig file; empty uses KUBECONFIG or the in-cluster configuration.")
 	o.Zap.BindFlags(fs)
+}
+
+// bindShardFlag registers --shard, for the services that shard.
+func (o *Options) bindShardFlag(fs *flag.FlagSet) {
+	fs.StringVar(&o.Shard, "shard", "",
+		"Reconcile only the Repositories and Applications labelled sync.kuvryn.io/shard=<shard> (and what follows them); empty reconciles those without the label.")
 }
 
 // tlsOptions turn HTTP/2 off unless asked for, against the HTTP/2 Rapid Reset

@@ -6,7 +6,9 @@ import (
 	"flag"
 
 	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	syncv1 "github.com/kuvryn/kuvryn-sync/apis/v1alpha1"
 	"github.com/kuvryn/kuvryn-sync/pkg/manager"
 	"github.com/kuvryn/kuvryn-sync/services/image-controller/internal/controller"
 )
@@ -15,6 +17,9 @@ func main() {
 	var o controller.Options
 	manager.Main(manager.Service{
 		Name: "image-controller",
+		// An ImagePolicy is in the shard of the Repositories whose markers
+		// use it: the write-back reads the policies of its own shard.
+		Sharded: []client.Object{&syncv1.Repository{}, &syncv1.ImagePolicy{}},
 		Flags: func(fs *flag.FlagSet) {
 			fs.BoolVar(&o.WriteBack, controller.WriteBackFlag, true,
 				"Commit the images ImagePolicies select to the Git branches of Repositories with spec.imageUpdate; "+

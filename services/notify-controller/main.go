@@ -11,7 +11,9 @@ import (
 	"time"
 
 	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	syncv1 "github.com/kuvryn/kuvryn-sync/apis/v1alpha1"
 	"github.com/kuvryn/kuvryn-sync/pkg/manager"
 	"github.com/kuvryn/kuvryn-sync/services/notify-controller/internal/controller"
 	"github.com/kuvryn/kuvryn-sync/services/notify-controller/internal/delivery"
@@ -27,7 +29,11 @@ func main() {
 		fs.StringVar(&caFile, "sink-ca-file", "",
 			"PEM file of CA certificates trusted for sink URLs besides the system's, for sinks behind a private CA.")
 	}
-	manager.Main(manager.Service{Name: "notify-controller", Flags: flags}, func(mgr ctrl.Manager) error {
+	manager.Main(manager.Service{
+		Name:    "notify-controller",
+		Flags:   flags,
+		Sharded: []client.Object{&syncv1.Application{}, &syncv1.Revision{}},
+	}, func(mgr ctrl.Manager) error {
 		if o.Delivery.QueueSize < 1 || o.Delivery.Workers < 1 {
 			return fmt.Errorf("--notification-queue-size %d and --notification-workers %d must be at least 1",
 				o.Delivery.QueueSize, o.Delivery.Workers)

@@ -16,6 +16,7 @@ import (
 	"github.com/kuvryn/kuvryn-sync/pkg/manager"
 	"github.com/kuvryn/kuvryn-sync/services/source-controller/internal/application"
 	"github.com/kuvryn/kuvryn-sync/services/source-controller/internal/controller"
+	"github.com/kuvryn/kuvryn-sync/services/source-controller/internal/repository"
 )
 
 func main() {
@@ -24,6 +25,8 @@ func main() {
 		Name:          "source-controller",
 		Flags:         func(fs *flag.FlagSet) { bindFlags(fs, &o) },
 		CacheByObject: map[client.Object]cache.ByObject{&syncv1.Revision{}: application.RevisionCache()},
+		// Repositories are watched unstructured (see repository.Unstructured).
+		Sharded: []client.Object{repository.Unstructured(), &syncv1.Application{}, &syncv1.Revision{}},
 	},
 		func(mgr ctrl.Manager) error {
 			if err := validate(o); err != nil {

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	syncv1 "github.com/kuvryn/kuvryn-sync/apis/v1alpha1"
 	"github.com/kuvryn/kuvryn-sync/pkg/manager"
@@ -25,7 +26,11 @@ const defaultConcurrent = 16
 
 func main() {
 	var o revision.Options
-	manager.Main(manager.Service{Name: "sync-controller", Flags: func(fs *flag.FlagSet) { bindFlags(fs, &o) }}, func(mgr ctrl.Manager) error {
+	manager.Main(manager.Service{
+		Name:    "sync-controller",
+		Flags:   func(fs *flag.FlagSet) { bindFlags(fs, &o) },
+		Sharded: []client.Object{&syncv1.Application{}, &syncv1.Revision{}},
+	}, func(mgr ctrl.Manager) error {
 		if err := validate(o); err != nil {
 			return err
 		}

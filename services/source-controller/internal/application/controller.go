@@ -117,6 +117,9 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (result ct
 	if err := r.Client.Get(ctx, req.NamespacedName, app); err != nil {
 		return ctrl.Result{}, client.IgnoreNotFound(err)
 	}
+	if err := r.followShard(ctx, app); err != nil {
+		return ctrl.Result{}, err
+	}
 	repoKey := client.ObjectKey{Namespace: app.Namespace, Name: app.Spec.Source.RepositoryRef.Name}
 	repo, err := repository.Get(ctx, r.Repositories, repoKey)
 	var specErr *repository.SpecError

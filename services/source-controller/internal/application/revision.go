@@ -49,7 +49,7 @@ func (r *Reconciler) ensureRevision(ctx context.Context, app *syncv1.Application
 		rev = &syncv1.Revision{
 			ObjectMeta: metav1.ObjectMeta{
 				Name: name, Namespace: app.Namespace,
-				Labels:          map[string]string{syncv1.ApplicationLabel: app.Name},
+				Labels:          revisionLabels(app),
 				OwnerReferences: []metav1.OwnerReference{*metav1.NewControllerRef(app, syncv1.GroupVersion.WithKind("Application"))},
 			},
 			Spec: syncv1.RevisionSpec{
@@ -106,7 +106,7 @@ func (r *Reconciler) recordRenderFailure(ctx context.Context, app *syncv1.Applic
 		rev = &syncv1.Revision{
 			ObjectMeta: metav1.ObjectMeta{
 				Name: name, Namespace: app.Namespace,
-				Labels:          map[string]string{syncv1.ApplicationLabel: app.Name},
+				Labels:          revisionLabels(app),
 				OwnerReferences: []metav1.OwnerReference{*metav1.NewControllerRef(app, syncv1.GroupVersion.WithKind("Application"))},
 			},
 			Spec: syncv1.RevisionSpec{ApplicationName: app.Name},

@@ -64,7 +64,9 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 	return ctrl.NewControllerManagedBy(mgr).
 		WithOptions(opts).
 		For(Unstructured(), builder.WithPredicates(predicate.Or(
-			predicate.GenerationChangedPredicate{}, predicate.AnnotationChangedPredicate{}))).
+			predicate.GenerationChangedPredicate{}, predicate.AnnotationChangedPredicate{},
+			// A new shard label moves the discovered Applications with it.
+			predicate.LabelChangedPredicate{}))).
 		// A discovered Application deleted by hand is applied again.
 		Owns(&syncv1.Application{}, builder.WithPredicates(predicate.Funcs{
 			CreateFunc: func(event.CreateEvent) bool { return false },

@@ -31,7 +31,10 @@ const maxConfigBytes = 1 << 20
 func (r *Reconciler) discover(ctx context.Context, repo *syncv1.Repository, commit, fetchedBefore string) (int32, error) {
 	if c := meta.FindStatusCondition(repo.Status.Conditions, syncv1.ConditionApplicationsDiscovered); c != nil &&
 		c.Status == metav1.ConditionTrue && c.ObservedGeneration == repo.Generation && commit == fetchedBefore {
-		return repo.Status.DiscoveredApplications, nil
+		inShard, err := r.discoveredInShard(ctx, repo)
+		if err != nil || inShard {
+			return repo.Status.DiscoveredApplications, err
+		}
 	}
 	key := gitrepo.RepoKey{Namespace: repo.Namespace, Name: repo.Name}
 	dir, err := r.Git.Checkout(ctx, key, commit)
@@ -99,7 +102,14 @@ func readConfigs(dir string, paths []string) (map[string][]byte, error) {
 // Repository did not discover is left alone and reported.
 func (r *Reconciler) applyApplication(ctx context.Context, repo *syncv1.Repository, a discovery.Application, dryRun bool) error {
 	existing := &syncv1.Application{}
-	err := r.Client.Get(ctx, client.ObjectKey{Namespace: repo.Namespace, Name: a.Name}, existing)
+	key := client.ObjectKey{Namespace: repo.Namespace, Name: a.Name}
+	err := r.Client.Get(ctx, key, existing)
+	if apierrors.IsNotFound(err) {
+		// The cache holds this shard's Applications only: one of another
+		// shard, or one this Repository discovered before it moved here,
+		// is read from the API server before it is written.
+		err = r.APIReader.Get(ctx, key, existing)
+	}
 	switch {
 	case apierrors.IsNotFound(err):
 	case err != nil:
@@ -110,7 +120,7 @@ func (r *Reconciler) applyApplication(ctx context.Context, repo *syncv1.Reposito
 	app := &syncv1.Application{
 		TypeMeta: metav1.TypeMeta{APIVersion: syncv1.GroupVersion.String(), Kind: "Application"},
 		ObjectMeta: metav1.ObjectMeta{
-			Name: a.Name, Namespace: repo.Namespace, Labels: a.Labels, Annotations: a.Annotations,
+			Name: a.Name, Namespace: repo.Namespace, Labels: inShardOf(repo, a.Labels), Annotations: a.Annotations,
 			OwnerReferences: []metav1.OwnerReference{*metav1.NewControllerRef(repo, syncv1.GroupVersion.WithKind("Repository"))},
 		},
 		Spec: a.Spec,
@@ -151,4 +161,41 @@ func (r *Reconciler) pruneApplications(ctx context.Context, repo *syncv1.Reposit
 		log.FromContext(ctx).Info("pruned Application removed from Git", "application", app.Name)
 	}
 	return nil
+}
+
+// inShardOf is a discovered Application's labels with its Repository's
+// shard label, whatever .ksync.yaml says: a Repository's Applications move
+// with it from shard to shard.
+func inShardOf(repo *syncv1.Repository, labels map[string]string) map[string]string {
+	out := make(map[string]string, len(labels)+1)
+	for k, v := range labels {
+		out[k] = v
+	}
+	delete(out, syncv1.ShardLabel)
+	if shard, ok := repo.Labels[syncv1.ShardLabel]; ok {
+		out[syncv1.ShardLabel] = shard
+	}
+	return out
+}
+
+// discoveredInShard reports whether every Application the Repository
+// discovered is cached here with the Repository's shard label. One that is
+// not was discovered before the Repository moved to this shard, and
+// discovery runs again to move it.
+func (r *Reconciler) discoveredInShard(ctx context.Context, repo *syncv1.Repository) (bool, error) {
+	var list syncv1.ApplicationList
+	if err := r.Client.List(ctx, &list, client.InNamespace(repo.Namespace),
+		client.MatchingLabels{syncv1.RepositoryLabel: repo.Name}); err != nil {
+		return false, err
+	}
+	if len(list.Items) != int(repo.Status.DiscoveredApplications) {
+		return false, nil
+	}
+	shard, sharded := repo.Labels[syncv1.ShardLabel]
+	for _, app := range list.Items {
+		if s, ok := app.Labels[syncv1.ShardLabel]; ok != sharded || s != shard {
+			return false, nil
+		}
+	}
+	return true, nil
 }
