@@ -148,6 +148,12 @@ func repositoryPolling(t *testing.T, ns, name string, files map[string]string, p
 // repositoryOn is repositoryPolling with the repository served by server.
 func repositoryOn(t *testing.T, server *testgit.Server, ns, name string, files map[string]string, pollInterval time.Duration) *testgit.Repo {
 	t.Helper()
+	return labelledRepository(t, server, ns, name, files, pollInterval, nil)
+}
+
+// labelledRepository is repositoryOn with the Repository's labels.
+func labelledRepository(t *testing.T, server *testgit.Server, ns, name string, files map[string]string, pollInterval time.Duration, labels map[string]string) *testgit.Repo {
+	t.Helper()
 	r, err := server.CreateRepo(ns + "-" + name)
 	if err != nil {
 		t.Fatal(err)
@@ -156,7 +162,7 @@ func repositoryOn(t *testing.T, server *testgit.Server, ns, name string, files m
 		t.Fatal(err)
 	}
 	repo := &syncv1.Repository{
-		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns},
+		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns, Labels: labels},
 		Spec: syncv1.RepositorySpec{
 			Git:          syncv1.GitSource{URL: r.URL()},
 			PollInterval: &metav1.Duration{Duration: pollInterval},
