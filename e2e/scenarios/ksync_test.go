@@ -85,9 +85,9 @@ func TestE2E_KsyncAppsAndReposShowWhatTheControllersReport(t *testing.T) {
 			[]string{"worker", "Synced", "Healthy", "Healthy", worker, worker, anyAge})
 
 		out, _ = mustKsync(t, viewer, "apps", "-n", ns, "-o", "wide")
-		checkTable(t, "ksync apps -o wide", out, append(header, "REPOSITORY", "PATH", "AUTOMATIC"),
-			[]string{"api", "Synced", "Healthy", "Healthy", api, api, anyAge, "platform", "apps/api", "true"},
-			[]string{"worker", "Synced", "Healthy", "Healthy", worker, worker, anyAge, "platform", "apps/worker", "true"})
+		checkTable(t, "ksync apps -o wide", out, append(header, "REPOSITORY", "PATH", "AUTOMATIC", "SHARD"),
+			[]string{"api", "Synced", "Healthy", "Healthy", api, api, anyAge, "platform", "apps/api", "true", "-"},
+			[]string{"worker", "Synced", "Healthy", "Healthy", worker, worker, anyAge, "platform", "apps/worker", "true", "-"})
 	})
 
 	t.Run("repos table", func(t *testing.T) {

@@ -89,15 +89,15 @@ func TestApps_ListsApplications(t *testing.T) {
 			t.Errorf("table:\n%s", r.stdout)
 		}
 	})
-	t.Run("wide adds repository, path and automatic", func(t *testing.T) {
+	t.Run("wide adds repository, path, automatic and shard", func(t *testing.T) {
 		r := ksync(t, "apps", "-n", "apps-a", "-o", "wide")
 		r.expect(t, 0)
 		table := rows(r.stdout)
-		if got := strings.Join(table[0][7:], " "); got != "REPOSITORY PATH AUTOMATIC" {
+		if got := strings.Join(table[0][7:], " "); got != "REPOSITORY PATH AUTOMATIC SHARD" {
 			t.Errorf("wide columns %q", got)
 		}
 		for _, row := range table[1:] {
-			if row[0] == "api" && strings.Join(row[7:], " ") != "platform envs/api true" {
+			if row[0] == "api" && strings.Join(row[7:], " ") != "platform envs/api true -" {
 				t.Errorf("api row %q", row)
 			}
 		}

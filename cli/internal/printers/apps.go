@@ -8,11 +8,12 @@ import (
 )
 
 // Applications writes the table of `ksync apps`: NAME, SYNC, HEALTH, PHASE,
-// DESIRED, DEPLOYED, AGE; wide adds REPOSITORY, PATH and AUTOMATIC.
+// DESIRED, DEPLOYED, AGE; wide adds REPOSITORY, PATH, AUTOMATIC and SHARD
+// (the sync.kuvryn.io/shard label; empty is the default shard).
 func Applications(w io.Writer, apps []syncv1.Application, o Options) error {
 	t := Table{Header: []string{"NAME", "SYNC", "HEALTH", "PHASE", "DESIRED", "DEPLOYED", "AGE"}}
 	if o.Wide {
-		t.Header = append(t.Header, "REPOSITORY", "PATH", "AUTOMATIC")
+		t.Header = append(t.Header, "REPOSITORY", "PATH", "AUTOMATIC", "SHARD")
 	}
 	if o.AllNamespaces {
 		t.Header = append([]string{"NAMESPACE"}, t.Header...)
@@ -36,6 +37,7 @@ func Applications(w io.Writer, apps []syncv1.Application, o Options) error {
 				Plain(app.Spec.Source.RepositoryRef.Name),
 				Plain(path),
 				Plain(strconv.FormatBool(app.Spec.Sync.Automatic)),
+				Plain(syncv1.ShardOf(app.Labels)),
 			)
 		}
 		if o.AllNamespaces {

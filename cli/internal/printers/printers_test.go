@@ -78,7 +78,8 @@ func applications() []syncv1.Application {
 			},
 		},
 		{
-			ObjectMeta: metav1.ObjectMeta{Namespace: "web", Name: "site", CreationTimestamp: ago(5 * time.Minute)},
+			ObjectMeta: metav1.ObjectMeta{Namespace: "web", Name: "site", CreationTimestamp: ago(5 * time.Minute),
+				Labels: map[string]string{syncv1.ShardLabel: "tenant-a"}},
 			Spec: syncv1.ApplicationSpec{
 				Source: syncv1.ApplicationSource{RepositoryRef: syncv1.LocalObjectReference{Name: "web"}, Path: "site"},
 			},
