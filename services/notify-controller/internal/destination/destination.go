@@ -17,15 +17,24 @@ import (
 const (
 	KeyURL     = "url"
 	KeyHMACKey = "hmacKey"
+	// KeyToken is the access token of github and gitlab sinks.
+	KeyToken = "token"
 )
+
+// maxTokenBytes bounds the token key.
+const maxTokenBytes = 1024
 
 // maxURLBytes bounds the url key; a longer value is refused, not parsed.
 const maxURLBytes = 4096
 
-// Destination is a sink's validated URL and, for webhook sinks, its HMAC key.
+// Destination is a sink's validated URL and, for webhook sinks, its HMAC
+// key; for github and gitlab sinks, the repository and token.
 type Destination struct {
 	URL     *url.URL
 	HMACKey []byte
+	// Repository is set for github and gitlab sinks; URL is then its web address.
+	Repository *Repository
+	Token      string
 }
 
 // Error is a refused sink Secret. Its message names the Secret and the key,
@@ -65,8 +74,18 @@ func Parse(secret *corev1.Secret, sinkType syncv1.SinkType) (*Destination, error
 		}
 		d.HMACKey = key
 	case syncv1.SinkSlack:
+	case syncv1.SinkGitHub, syncv1.SinkGitLab:
+		repo, problem := ParseRepository(u, sinkType)
+		if problem != "" {
+			return nil, refuse(KeyURL, problem)
+		}
+		token, problem := parseToken(secret.Data[KeyToken])
+		if problem != "" {
+			return nil, refuse(KeyToken, problem)
+		}
+		d.Repository, d.Token = repo, token
 	default:
-		return nil, fmt.Errorf("unknown sink type %q; use webhook or slack", sinkType)
+		return nil, fmt.Errorf("unknown sink type %q; use webhook, slack, github or gitlab", sinkType)
 	}
 	return d, nil
 }
@@ -96,4 +115,19 @@ func parseURL(raw string) (*url.URL, string) {
 		return nil, "must not have a #fragment"
 	}
 	return u, ""
+}
+
+// parseToken returns the token or what is wrong with it. It goes into a
+// header, so whitespace inside it or control characters are refused.
+func parseToken(raw []byte) (string, string) {
+	token := strings.TrimSpace(string(raw))
+	switch {
+	case token == "":
+		return "", "missing or empty; github and gitlab sinks authenticate with it"
+	case len(token) > maxTokenBytes:
+		return "", fmt.Sprintf("longer than %d bytes", maxTokenBytes)
+	case strings.ContainsFunc(token, func(r rune) bool { return r <= ' ' || r == 0x7f }):
+		return "", "must not contain spaces or control characters"
+	}
+	return token, ""
 }
