@@ -95,7 +95,7 @@ func (r *applicationReconciler) resolveSinks(ctx context.Context, app *syncv1.Ap
 			continue
 		}
 		seen[name] = true
-		s, err := checkSink(ctx, r.client, r.reader, types.NamespacedName{Namespace: app.Namespace, Name: name})
+		s, err := checkSubscribedSink(ctx, r.client, r.reader, types.NamespacedName{Namespace: app.Namespace, Name: name})
 		if err != nil {
 			return nil, err
 		}
@@ -131,6 +131,17 @@ func checkSink(ctx context.Context, c, reader client.Reader, key types.Namespace
 		st.problem = fmt.Sprintf("NotificationSink %s: %v", key.Name, err)
 	}
 	return st, nil
+}
+
+// checkSubscribedSink is checkSink for a sink an Application subscribes
+// to, which must be of type webhook or slack.
+func checkSubscribedSink(ctx context.Context, c, reader client.Reader, key types.NamespacedName) (sinkState, error) {
+	st, err := checkSink(ctx, c, reader, key)
+	if err == nil && st.problem == "" && receivesPreviews(st.sink.Spec.Type) {
+		st.problem = fmt.Sprintf("NotificationSink %s is of type %s, which receives previews only; Application notifications need type webhook or slack",
+			key.Name, st.sink.Spec.Type)
+	}
+	return st, err
 }
 
 func allReady(sinks []sinkState) bool {

@@ -1,7 +1,9 @@
 // Package controller is the notify-controller: it watches Applications and
 // their Revisions, turns each lifecycle transition their status shows into
 // one notification per subscribed sink, hands them to the delivery queue,
-// and reports NotificationsReady on Applications and Ready on sinks.
+// and reports NotificationsReady on Applications and Ready on sinks. It
+// also hands each preview Revision's result to its Repository's github or
+// gitlab sink.
 package controller
 
 import (
@@ -77,8 +79,13 @@ func Setup(ctx context.Context, mgr ctrl.Manager, o Options) (*Controllers, erro
 	if err := apps.setup(mgr); err != nil {
 		return nil, err
 	}
+	previews := &previewReconciler{client: mgr.GetClient(), reader: mgr.GetAPIReader(), dispatcher: d,
+		sent: map[types.NamespacedName]*previewRecord{}}
+	if err := previews.setup(mgr); err != nil {
+		return nil, err
+	}
 	sinks := &sinkReconciler{client: mgr.GetClient(), reader: mgr.GetAPIReader()}
-	if err := ctrl.NewControllerManagedBy(mgr).WithOptions(manager.ControllerOptions()).Named("notificationsink").For(&syncv1.NotificationSink{}).Complete(sinks); err != nil {
+	if err := sinks.setup(mgr); err != nil {
 		return nil, err
 	}
 	c := &Controllers{Dispatcher: d, cache: mgr.GetCache()}
@@ -105,7 +112,7 @@ func index(ctx context.Context, mgr ctrl.Manager) error {
 }
 
 // watched are the kinds the controllers read from the cache.
-var watched = []client.Object{&syncv1.Application{}, &syncv1.Revision{}, &syncv1.NotificationSink{}}
+var watched = []client.Object{&syncv1.Application{}, &syncv1.Revision{}, &syncv1.NotificationSink{}, &syncv1.Repository{}}
 
 // ready fails until the caches the controllers read have synced and the
 // delivery workers run. A standby replica is ready on the same terms, so a

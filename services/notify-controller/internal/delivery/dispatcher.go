@@ -54,12 +54,17 @@ type Options struct {
 	Report func(ctx context.Context, sink types.NamespacedName, attempts int, err error)
 }
 
-// Job is one notification for one sink.
+// Job is one notification, or one preview's result, for one sink.
 type Job struct {
+	// Notification is an Application's transition, for webhook and slack sinks.
 	Notification *payload.Notification
-	Sink         types.NamespacedName
-	SinkType     syncv1.SinkType
-	// Application and Revision identify what NotificationFailed Events are about.
+	// Preview is a preview Revision's result, for github and gitlab sinks;
+	// Notification is then nil.
+	Preview  *payload.Preview
+	Sink     types.NamespacedName
+	SinkType syncv1.SinkType
+	// Application and Revision identify what NotificationFailed Events are
+	// about: the Application, or for a preview, the preview Revision.
 	Application *syncv1.Application
 	Revision    *syncv1.Revision
 	// Delivered, if set, is called once the sink accepted the notification.
@@ -199,12 +204,21 @@ func (d *Dispatcher) attempt(ctx context.Context, j Job) error {
 	if err != nil {
 		return err
 	}
+	ctx, cancel := context.WithTimeout(ctx, d.opts.Timeout)
+	defer cancel()
+	if j.Preview != nil {
+		if dest.Repository == nil {
+			return permanent{fmt.Errorf("NotificationSink %s is of type %s; previews need github or gitlab", j.Sink.Name, j.SinkType)}
+		}
+		return gitHost{http: d.http, dest: dest}.preview(ctx, j.Preview)
+	}
+	if dest.Repository != nil {
+		return permanent{fmt.Errorf("NotificationSink %s is of type %s, which receives previews only", j.Sink.Name, j.SinkType)}
+	}
 	body, err := render(j)
 	if err != nil {
 		return permanent{err}
 	}
-	ctx, cancel := context.WithTimeout(ctx, d.opts.Timeout)
-	defer cancel()
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, dest.URL.String(), bytes.NewReader(body))
 	if err != nil {
 		return permanent{errors.New("the sink URL cannot be requested")}
@@ -259,11 +273,20 @@ func render(j Job) ([]byte, error) {
 }
 
 func describeJob(j Job) string {
+	if p := j.Preview; p != nil {
+		return fmt.Sprintf("%s result of preview Revision %s to NotificationSink %s (%s)", p.State, p.Revision, j.Sink.Name, j.SinkType)
+	}
 	n := j.Notification
 	return fmt.Sprintf("notification %s of Revision %s to NotificationSink %s (%s)", n.Event, n.Revision, j.Sink.Name, j.SinkType)
 }
 
 func (d *Dispatcher) keysAndValues(j Job, kv ...any) []any {
+	if p := j.Preview; p != nil {
+		return append([]any{
+			"namespace", p.Application.Namespace, "application", p.Application.Name, "revision", p.Revision,
+			"preview", p.Name, "state", p.State, "sink", j.Sink.Name, "type", j.SinkType,
+		}, kv...)
+	}
 	n := j.Notification
 	return append([]any{
 		"namespace", n.Application.Namespace, "application", n.Application.Name, "revision", n.Revision,
@@ -271,15 +294,22 @@ func (d *Dispatcher) keysAndValues(j Job, kv ...any) []any {
 	}, kv...)
 }
 
-// warn emits NotificationFailed about the Application, related to the Revision.
+// warn emits NotificationFailed about the Application, related to the
+// Revision; about a preview Revision, which has no Application of its own
+// in the preview, when there is no Application.
 func (d *Dispatcher) warn(j Job, note string) {
-	if j.Application == nil {
+	var regarding, related runtime.Object
+	switch {
+	case j.Application != nil:
+		regarding = j.Application
+		if j.Revision != nil {
+			related = j.Revision
+		}
+	case j.Revision != nil:
+		regarding = j.Revision
+	default:
 		return
 	}
-	var related runtime.Object
-	if j.Revision != nil {
-		related = j.Revision
-	}
-	d.recorder.Eventf(j.Application, related, corev1.EventTypeWarning, syncv1.ReasonNotificationFailed, "Notify",
+	d.recorder.Eventf(regarding, related, corev1.EventTypeWarning, syncv1.ReasonNotificationFailed, "Notify",
 		"%s", message.Bound(note, maxEventNoteBytes))
 }

@@ -51,10 +51,17 @@ func describe(err error) string {
 	return "the request to the sink failed"
 }
 
-// statusError is an answer other than 2xx.
-type statusError struct{ code int }
+// statusError is an answer other than 2xx. Detail is the start of its
+// body, read for what it means but never shown.
+type statusError struct {
+	code   int
+	detail string
+}
 
 func (e *statusError) Error() string {
+	if e.code == http.StatusUnauthorized {
+		return "the sink answered HTTP 401 Unauthorized: it refused the credentials"
+	}
 	if e.code >= 300 && e.code < 400 {
 		return fmt.Sprintf("the sink answered HTTP %d %s; redirects are not followed", e.code, http.StatusText(e.code))
 	}

@@ -26,7 +26,7 @@ func init() {
 	ctrlmetrics.Registry.MustRegister(Deliveries)
 	// Every series exists from the start, so a rate over it is defined
 	// before the first failure.
-	for _, t := range []syncv1.SinkType{syncv1.SinkWebhook, syncv1.SinkSlack} {
+	for _, t := range []syncv1.SinkType{syncv1.SinkWebhook, syncv1.SinkSlack, syncv1.SinkGitHub, syncv1.SinkGitLab} {
 		for _, r := range []string{ResultDelivered, ResultFailed, ResultDropped} {
 			Deliveries.WithLabelValues(string(t), r)
 		}
