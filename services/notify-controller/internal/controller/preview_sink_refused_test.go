@@ -17,8 +17,9 @@ import (
 // sink's Delivered condition (HTTP 401, after one attempt, since another
 // cannot mend it); a Secret without token, a webhook sink named in a
 // Repository's spec.previews.sinkRef and a github sink an Application
-// subscribes to make the sink's Ready False saying why. No status, Event or
-// log line holds a token or the host's address.
+// subscribes to make the sink's Ready False saying why; a failed delivery
+// and a missing sink are NotificationFailed Events about the preview
+// Revision. No status, Event or log line holds a token or the host's address.
 func TestPreview_SinkProblemsShowInItsStatus(t *testing.T) {
 	e := newEnv(t)
 	host := githost.Start(t, githost.Options{Kind: githost.GitHub, Token: hostToken, Repository: "shop/deploy"})
@@ -29,11 +30,13 @@ func TestPreview_SinkProblemsShowInItsStatus(t *testing.T) {
 	e.createPreviewRepository("tokenless", syncv1.PreviewProviderGitLab, "no-token")
 	e.createSink("audit", syncv1.SinkWebhook, host.URL(), "key")
 	e.createPreviewRepository("webhooked", syncv1.PreviewProviderGitHub, "audit")
+	e.createPreviewRepository("sinkless", syncv1.PreviewProviderGitHub, "absent")
 	e.createPreviewSink("subscribed", syncv1.SinkGitHub, host.URL(), hostToken)
 	e.createApplication("api", "subscribed", syncv1.NotificationHealthy)
 	e.startController(Options{Delivery: testDelivery(host.RootCAs())})
 	e.createPreviewRevision("deploy", "pr-12", "api", "api-preview-a", commitA)
 	e.setStatus("api-preview-a", previewPlanned())
+	e.createPreviewRevision("sinkless", "pr-3", "api", "api-preview-sinkless", commitB)
 
 	for _, tc := range []struct {
 		sink, condition string
@@ -55,6 +58,19 @@ func TestPreview_SinkProblemsShowInItsStatus(t *testing.T) {
 		c := meta.FindStatusCondition(e.application("api").Status.Conditions, syncv1.ConditionNotificationsReady)
 		return c != nil && c.Status == metav1.ConditionFalse && strings.Contains(c.Message, "NotificationSink subscribed is of type github, which receives previews only")
 	}, e.explain)
+	for rev, want := range map[string]string{
+		"api-preview-a":        "failed after 1 attempt(s): setting the commit status: the sink answered HTTP 401 Unauthorized",
+		"api-preview-sinkless": "NotificationSink absent does not exist in namespace " + e.ns,
+	} {
+		e.eventually("a NotificationFailed Event about "+rev, func() bool {
+			for _, ev := range e.events(syncv1.ReasonNotificationFailed) {
+				if ev.Regarding.Kind == "Revision" && ev.Regarding.Name == rev && strings.Contains(ev.Note, want) {
+					return true
+				}
+			}
+			return false
+		}, e.explain)
+	}
 	if got := host.Statuses(commitA); len(got) != 0 {
 		t.Errorf("statuses set with a wrong token: %+v", got)
 	}
