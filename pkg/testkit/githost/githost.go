@@ -114,6 +114,9 @@ type Host struct {
 	comments []*Comment
 	nextID   int64
 	failWith int
+	waiting  int
+	// held, while not nil, blocks every request until closed.
+	held chan struct{}
 }
 
 // Start serves a Host until the test ends; it fails the test if the
@@ -159,8 +162,11 @@ func New(o Options) (*Host, error) {
 	return h, nil
 }
 
-// Close stops serving.
-func (h *Host) Close() { h.srv.Close() }
+// Close answers held requests and stops serving.
+func (h *Host) Close() {
+	h.Release()
+	h.srv.Close()
+}
 
 // URL is the repository's web address, what a sink Secret's url holds:
 // https://127.0.0.1:<port>/<repository>.
@@ -204,6 +210,33 @@ func (h *Host) FailWith(status int) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	h.failWith = status
+}
+
+// Hold makes every later request wait, unanswered, until Release: a test
+// can change the cluster while a delivery is under way.
+func (h *Host) Hold() {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.held == nil {
+		h.held = make(chan struct{})
+	}
+}
+
+// Release answers the requests Hold kept waiting, and those after.
+func (h *Host) Release() {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.held != nil {
+		close(h.held)
+		h.held = nil
+	}
+}
+
+// Waiting counts the requests Hold keeps waiting now.
+func (h *Host) Waiting() int {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return h.waiting
 }
 
 // Requests is every request received so far, in order.
@@ -297,6 +330,18 @@ func refuse(status int, problem string) answer {
 }
 
 func (h *Host) serve(w http.ResponseWriter, req *http.Request) {
+	h.mu.Lock()
+	held := h.held
+	if held != nil {
+		h.waiting++
+	}
+	h.mu.Unlock()
+	if held != nil {
+		<-held
+		h.mu.Lock()
+		h.waiting--
+		h.mu.Unlock()
+	}
 	rec := Request{Method: req.Method, Path: req.URL.EscapedPath(), Query: req.URL.Query(), Header: req.Header.Clone()}
 	body, err := io.ReadAll(io.LimitReader(req.Body, int64(h.opts.MaxRequestBytes)+1))
 	var a answer

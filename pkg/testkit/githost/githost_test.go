@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"strings"
 	"testing"
+	"time"
 )
 
 const (
@@ -190,5 +191,27 @@ func TestHost_RecordsStatusesAndComments(t *testing.T) {
 				t.Errorf("first request's body not recorded: %+v", h.Requests()[0])
 			}
 		})
+	}
+}
+
+// TestHost_HoldKeepsRequestsWaiting: a held request is neither answered
+// nor recorded until Release.
+func TestHost_HoldKeepsRequestsWaiting(t *testing.T) {
+	h := Start(t, Options{Kind: GitHub, Token: token, Repository: "org/repo"})
+	h.Hold()
+	done := make(chan int)
+	go func() {
+		code, _ := call(t, h, "POST", "/repos/org/repo/statuses/"+commit, `{"state":"pending"}`, nil)
+		done <- code
+	}()
+	for h.Waiting() == 0 {
+		time.Sleep(10 * time.Millisecond)
+	}
+	if n := len(h.Requests()); n != 0 {
+		t.Fatalf("%d requests recorded while held", n)
+	}
+	h.Release()
+	if code := <-done; code != 201 || len(h.Statuses(commit)) != 1 || h.Waiting() != 0 {
+		t.Errorf("released request answered %d, statuses %+v", code, h.Statuses(commit))
 	}
 }
