@@ -210,7 +210,7 @@ func (d *Dispatcher) attempt(ctx context.Context, j Job) error {
 		if dest.Repository == nil {
 			return permanent{fmt.Errorf("NotificationSink %s is of type %s; previews need github or gitlab", j.Sink.Name, j.SinkType)}
 		}
-		return gitHost{http: d.http, dest: dest}.preview(ctx, j.Preview)
+		return gitHost{http: d.http, dest: dest, current: d.exists(j.Revision)}.preview(ctx, j.Preview)
 	}
 	if dest.Repository != nil {
 		return permanent{fmt.Errorf("NotificationSink %s is of type %s, which receives previews only", j.Sink.Name, j.SinkType)}
@@ -239,6 +239,20 @@ func (d *Dispatcher) attempt(ctx context.Context, j Job) error {
 		return &statusError{code: resp.StatusCode}
 	}
 	return nil
+}
+
+// exists reports, when called, whether rev still exists with the same UID.
+func (d *Dispatcher) exists(rev *syncv1.Revision) func(context.Context) (bool, error) {
+	return func(ctx context.Context) (bool, error) {
+		now := &syncv1.Revision{}
+		if err := d.reader.Get(ctx, types.NamespacedName{Namespace: rev.Namespace, Name: rev.Name}, now); err != nil {
+			if apierrors.IsNotFound(err) {
+				return false, nil
+			}
+			return false, fmt.Errorf("reading preview Revision %s: %w", rev.Name, err)
+		}
+		return now.UID == rev.UID, nil
+	}
 }
 
 // destination reads the sink and its Secret as they are now.

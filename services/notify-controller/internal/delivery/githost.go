@@ -42,6 +42,10 @@ const (
 type gitHost struct {
 	http *http.Client
 	dest *destination.Destination
+	// current reports whether the preview Revision still exists. One
+	// deleted meanwhile was replaced by a newer commit's, whose comment
+	// this one must not overwrite.
+	current func(context.Context) (bool, error)
 }
 
 // preview sets p's commit status and, for a pull or merge request once the
@@ -52,6 +56,9 @@ func (g gitHost) preview(ctx context.Context, p *payload.Preview) error {
 	}
 	if p.Number == 0 || p.State == payload.PreviewPending {
 		return nil
+	}
+	if ok, err := g.current(ctx); err != nil || !ok {
+		return err
 	}
 	body := payload.PreviewComment(p, CommentLimit(g.dest.Repository.Provider))
 	id, err := g.findComment(ctx, p.Number, payload.PreviewMarker(p.Application))
