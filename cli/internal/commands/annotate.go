@@ -22,14 +22,21 @@ import (
 const fieldManager = "ksync"
 
 // annotateApplication sets annotations on an Application with a JSON merge
-// patch through the API server. That is the only write ksync makes: status
+// patch through the API server. Annotations are the only writes ksync
+// makes (on Applications, and a preview request on a Repository): status
 // belongs to the controllers, and everything else to the user.
 func annotateApplication(ctx context.Context, k8s client.Client, app *syncv1.Application, annotations map[string]string) error {
+	return annotate(ctx, k8s, &syncv1.Application{ObjectMeta: metav1.ObjectMeta{Namespace: app.Namespace, Name: app.Name}}, annotations)
+}
+
+// annotate sets annotations on target, an object holding only its name and
+// namespace, with a JSON merge patch of just those annotations, so ksync
+// overwrites nothing else a controller or user wrote meanwhile.
+func annotate(ctx context.Context, k8s client.Client, target client.Object, annotations map[string]string) error {
 	patch, err := json.Marshal(map[string]any{"metadata": map[string]any{"annotations": annotations}})
 	if err != nil {
-		return fmt.Errorf("encoding patch of Application %s/%s: %w", app.Namespace, app.Name, err)
+		return fmt.Errorf("encoding patch of %s/%s: %w", target.GetNamespace(), target.GetName(), err)
 	}
-	target := &syncv1.Application{ObjectMeta: metav1.ObjectMeta{Namespace: app.Namespace, Name: app.Name}}
 	return k8s.Patch(ctx, target, client.RawPatch(types.MergePatchType, patch), client.FieldOwner(fieldManager))
 }
 

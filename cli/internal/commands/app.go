@@ -57,6 +57,7 @@ func run(args []string, e *env) int {
 			appsCommand(e),
 			reposCommand(e),
 			planCommand(e),
+			previewsCommand(e),
 			historyCommand(e),
 			diagnoseCommand(e),
 			graphCommand(e),

@@ -167,7 +167,16 @@ func createRevision(t *testing.T, namespace, app, name string, status syncv1.Rev
 			ApplicationName: app,
 			DesiredState:    syncv1.DesiredStateRef{SecretName: name, Digest: digest("e"), Objects: 1},
 		},
+		Status: status,
 	}
+	return storeRevision(t, rev)
+}
+
+// storeRevision creates rev and then writes its status through the status
+// subresource.
+func storeRevision(t *testing.T, rev *syncv1.Revision) *syncv1.Revision {
+	t.Helper()
+	status := rev.Status
 	if err := k8s.Create(t.Context(), rev); err != nil {
 		t.Fatal(err)
 	}

@@ -25,6 +25,7 @@ const (
 	flagRevision      = "revision"
 	flagYes           = "yes"
 	flagTimeout       = "timeout"
+	flagRef           = "ref"
 )
 
 // Output formats of -o.

@@ -42,18 +42,25 @@ func Diagnosis(w io.Writer, app *syncv1.Application, rev *syncv1.Revision, o Opt
 	fmt.Fprintf(&b, "Application:  %s/%s\n", Sanitize(app.Namespace), Sanitize(app.Name))
 	fmt.Fprintf(&b, "Health:       %s\n", Colorize(Sanitize(health), healthCell(app.Status.Health).Color, o.Color))
 	fmt.Fprintf(&b, "Revision:     %s (%s)\n", Sanitize(rev.Name), Sanitize(phase))
+	causes(&b, rev, "Failure:      ", "Diagnosis:    ", o)
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
+// causes writes a Revision's latest failure and each causal chain of its
+// status.diagnosis, the labels padded by the caller's layout.
+func causes(b *strings.Builder, rev *syncv1.Revision, failureLabel, diagnosisLabel string, o Options) {
 	if f := Failure(rev); f != nil {
-		fmt.Fprintf(&b, "Failure:      %s %s: %s\n", Sanitize(f.Type), Colorize(Sanitize(f.Reason), Red, o.Color), Sanitize(f.Message))
+		fmt.Fprintf(b, "%s%s %s: %s\n", failureLabel, Sanitize(f.Type), Colorize(Sanitize(f.Reason), Red, o.Color), Sanitize(f.Message))
 	}
 	d := rev.Status.Diagnosis
 	if d == nil || len(d.Causes) == 0 {
-		b.WriteString("Diagnosis:    none (status.diagnosis is empty: nothing was found wrong, or the Revision was not diagnosed)\n")
-		_, err := io.WriteString(w, b.String())
-		return err
+		b.WriteString(diagnosisLabel + "none (status.diagnosis is empty: nothing was found wrong, or the Revision was not diagnosed)\n")
+		return
 	}
-	fmt.Fprintf(&b, "Diagnosis:    %s\n", Sanitize(d.Summary))
+	fmt.Fprintf(b, "%s%s\n", diagnosisLabel, Sanitize(d.Summary))
 	for i, c := range d.Causes {
-		fmt.Fprintf(&b, "\nCause %d of %d:\n", i+1, len(d.Causes))
+		fmt.Fprintf(b, "\nCause %d of %d:\n", i+1, len(d.Causes))
 		for j, l := range c.Chain {
 			indent := strings.Repeat("   ", j)
 			lead := "  "
@@ -65,15 +72,13 @@ func Diagnosis(w io.Writer, app *syncv1.Application, rev *syncv1.Revision, o Opt
 			if j == len(c.Chain)-1 {
 				name, msg = Colorize(name, Red, o.Color), Colorize(msg, Red, o.Color)
 			}
-			fmt.Fprintf(&b, "%s%s\n", lead, name)
-			fmt.Fprintf(&b, "  %s   %s\n", indent, msg)
+			fmt.Fprintf(b, "%s%s\n", lead, name)
+			fmt.Fprintf(b, "  %s   %s\n", indent, msg)
 		}
 	}
 	if d.Truncated {
 		b.WriteString("\n(diagnosis truncated: a bound on reads or on status.diagnosis left some out)\n")
 	}
-	_, err := io.WriteString(w, b.String())
-	return err
 }
 
 // refName names an object as kubectl users read it: "Deployment.apps shop/web".
