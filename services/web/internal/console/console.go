@@ -31,9 +31,11 @@ var templateFS embed.FS
 //go:embed static
 var staticFS embed.FS
 
-// contentSecurityPolicy allows no script at all, styles and images only
+// contentSecurityPolicy allows scripts only as the console's own files
+// (static/live.js; no inline script, no eval), connections (the live
+// updates' event stream and page fetches), styles and images only to and
 // from the console, and forms posting only to it.
-const contentSecurityPolicy = "default-src 'none'; style-src 'self'; img-src 'self'; " +
+const contentSecurityPolicy = "default-src 'none'; script-src 'self'; connect-src 'self'; style-src 'self'; img-src 'self'; " +
 	"form-action 'self'; frame-ancestors 'none'; base-uri 'none'"
 
 // Options configure New.
@@ -56,15 +58,19 @@ type Options struct {
 
 // Console is the console's HTTP handler.
 type Console struct {
-	users    client.Client
-	reviewer reviewer
-	sealer   *sealer
-	oidc     *oidcLogin
-	ttl      time.Duration
-	log      logr.Logger
-	now      func() time.Time
-	pages    *template.Template
-	handler  http.Handler
+	users client.WithWatch
+	// streams bounds the open live-update streams (live.go).
+	streams chan struct{}
+	// streamLifetime bounds one live-update stream; tests shorten it.
+	streamLifetime time.Duration
+	reviewer       reviewer
+	sealer         *sealer
+	oidc           *oidcLogin
+	ttl            time.Duration
+	log            logr.Logger
+	now            func() time.Time
+	pages          *template.Template
+	handler        http.Handler
 }
 
 // New builds the console.
@@ -89,7 +95,7 @@ func New(o Options) (*Console, error) {
 		return nil, err
 	}
 	c := &Console{users: users, reviewer: reviewer{clientset: cs}, sealer: s, ttl: o.SessionTTL,
-		log: o.Log, now: o.Now, pages: pages}
+		log: o.Log, now: o.Now, pages: pages, streams: make(chan struct{}, maxStreams), streamLifetime: streamLifetime}
 	if o.OIDC != nil {
 		if c.oidc, err = newOIDCLogin(*o.OIDC); err != nil {
 			return nil, fmt.Errorf("console: %w", err)
@@ -125,7 +131,9 @@ func (c *Console) routes() http.Handler {
 			http.Redirect(w, r, "/applications", http.StatusSeeOther)
 		})
 		r.Get("/applications", c.applications)
+		r.Get("/applications/events", c.applicationsEvents)
 		r.Get("/applications/{namespace}/{name}", c.application)
+		r.Get("/applications/{namespace}/{name}/events", c.applicationEvents)
 		r.Get("/applications/{namespace}/{name}/graph.svg", c.liveGraph)
 		r.Get("/revisions", c.revisions)
 		r.Get("/repositories", c.repositories)

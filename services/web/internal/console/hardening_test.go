@@ -10,8 +10,9 @@ import (
 
 // TestPages_RenderClusterValuesInert: values from the cluster are escaped,
 // only http(s) URLs become links (a javascript: annotation, as in Argo CD's
-// CVE-2024-28175, stays text), and every answer carries a CSP that allows
-// no script.
+// CVE-2024-28175, stays text), the only script is the console's own file
+// static/live.js, and every answer carries a CSP that allows no inline
+// script and no eval.
 func TestPages_RenderClusterValuesInert(t *testing.T) {
 	f := start(t)
 	f.application("hostile", nil, &syncv1.ApplicationStatus{DeployedRevision: "<script>alert(2)</script>"})
@@ -33,9 +34,9 @@ func TestPages_RenderClusterValuesInert(t *testing.T) {
 	}{
 		{"annotations", "/applications/" + f.ns + "/shop", http.StatusOK,
 			[]string{`<a href="https://example.com/shop?a=1&amp;b=2" rel="noopener noreferrer">`, "javascript:alert(1)", "&lt;script&gt;alert(4)&lt;/script&gt;"},
-			[]string{`href="javascript:`, `href="data:`, "<script", "<img src=x", "onerror=alert(5)>"}},
+			[]string{`href="javascript:`, `href="data:`, "<script>", "<img src=x", "onerror=alert(5)>"}},
 		{"hostile status in the list", "/applications?namespace=" + f.ns, http.StatusOK,
-			[]string{"&lt;script&gt;alert(2)&lt;/script&gt;"}, []string{"<script"}},
+			[]string{"&lt;script&gt;alert(2)&lt;/script&gt;"}, []string{"<script>"}},
 		{"sign-in page", "/sign-in", http.StatusOK, nil, []string{"<script"}},
 	}
 	for _, tt := range tests {
@@ -54,8 +55,12 @@ func TestPages_RenderClusterValuesInert(t *testing.T) {
 					t.Errorf("page holds %q", w)
 				}
 			}
-			if got := resp.header.Get("Content-Security-Policy"); got != contentSecurityPolicy || strings.Contains(got, "script-src") {
+			if got := resp.header.Get("Content-Security-Policy"); got != contentSecurityPolicy || !strings.Contains(got, "script-src 'self';") ||
+				strings.Contains(got, "unsafe-") || strings.Contains(got, "nonce-") {
 				t.Errorf("Content-Security-Policy %q", got)
+			}
+			if strings.Contains(withoutOwnScript(resp.body), "<script") {
+				t.Error("page holds a script other than static/live.js")
 			}
 			for h, want := range map[string]string{"X-Content-Type-Options": "nosniff", "X-Frame-Options": "DENY",
 				"Cache-Control": "no-store", "Referrer-Policy": "no-referrer"} {
@@ -89,3 +94,10 @@ func TestSafeLink_OnlyHTTPAndHTTPS(t *testing.T) {
 		}
 	}
 }
+
+// ownScript is how a page loads the console's one script, static/live.js.
+const ownScript = `<script src="/static/live.js" defer></script>`
+
+// withoutOwnScript is body without the console's own script tag, for
+// checks that an answer holds no other script.
+func withoutOwnScript(body string) string { return strings.ReplaceAll(body, ownScript, "") }

@@ -317,7 +317,7 @@ func TestHostileConsoleRequest_EveryRequestIsRefusedAndNothingChanges(t *testing
 				}
 			}
 			for _, w := range append(append(tt.notWant, noSecrets...), viewerToken) {
-				if strings.Contains(resp.body, w) {
+				if strings.Contains(withoutOwnScript(resp.body), w) {
 					t.Errorf("answer holds %.40q", w)
 				}
 				for h, vs := range resp.header {

@@ -193,6 +193,9 @@ type applicationsPage struct {
 	Query listQuery
 	Items []syncv1.Application
 	Next  string
+	// Events is the page's live-update stream, from the resource version
+	// of its first read (live.go).
+	Events string
 }
 
 // matches: the state filter names a sync state, a health state or a phase.
@@ -219,6 +222,9 @@ func (c *Console) applications(w http.ResponseWriter, r *http.Request) {
 			c.listFailed(w, r, q, "/applications", "Applications"+inNamespace(q.Namespace), cont, err)
 			return
 		}
+		if page.Events == "" {
+			page.Events = eventsURL("/applications/events", q.url("", ""), list.ResourceVersion)
+		}
 		for i := range list.Items {
 			if matches(&list.Items[i], q.State) {
 				page.Items = append(page.Items, list.Items[i])
@@ -231,6 +237,16 @@ func (c *Console) applications(w http.ResponseWriter, r *http.Request) {
 	}
 	page.Next = q.next("/applications", cont)
 	c.render(w, http.StatusOK, "applications.html", page)
+}
+
+// eventsURL is a page's live-update stream: path, the page's query (from
+// listQuery.url, "" or "?..."), and the resource version it was read at.
+func eventsURL(path, query, rv string) string {
+	sep := "?"
+	if query != "" {
+		sep = "&"
+	}
+	return path + query + sep + "rv=" + url.QueryEscape(rv)
 }
 
 func inNamespace(ns string) string {
@@ -248,6 +264,8 @@ type applicationPage struct {
 	RevisionError string
 	Annotations   []keyValue
 	Approve       string
+	Previews      previewsView
+	Events        string
 }
 
 type keyValue struct{ Key, Value string }
@@ -261,6 +279,11 @@ func (c *Console) application(w http.ResponseWriter, r *http.Request) {
 	}
 	ns := app.Namespace
 	page := applicationPage{Frame: c.pageFrame(r, "applications"), App: app}
+	// The page follows changes from the Application's resource version:
+	// every other read of the page comes after it, so at worst a change
+	// is seen twice, never missed.
+	page.Events = eventsURL("/applications/"+url.PathEscape(ns)+"/"+url.PathEscape(app.Name)+"/events", "", app.ResourceVersion)
+	page.Previews = c.previews(r, page.User, app)
 	if d := app.Status.DesiredRevision; d != "" {
 		var rev syncv1.Revision
 		err := c.users.Get(r.Context(), client.ObjectKey{Namespace: ns, Name: d}, &rev)

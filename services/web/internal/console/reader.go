@@ -43,13 +43,14 @@ func (t userTransport) RoundTrip(r *http.Request) (*http.Response, error) {
 
 // userClient is one client for every user: the API server's address and CA
 // from cfg, none of its credentials, the token from each call's context.
-func userClient(cfg *rest.Config, mapper meta.RESTMapper) (client.Client, error) {
+// It watches too, for the pages' live updates (live.go).
+func userClient(cfg *rest.Config, mapper meta.RESTMapper) (client.WithWatch, error) {
 	c := rest.AnonymousClientConfig(cfg)
 	c.Wrap(func(rt http.RoundTripper) http.RoundTripper { return userTransport{next: rt} })
 	// The API server's priority and fairness limits each user; a
 	// client-side limit would make one busy person slow everyone.
 	c.QPS, c.Burst = -1, 0
-	return client.New(c, client.Options{Scheme: manager.Scheme(), Mapper: mapper})
+	return client.NewWithWatch(c, client.Options{Scheme: manager.Scheme(), Mapper: mapper})
 }
 
 // reviewer authenticates a bearer token with a TokenReview, made with the

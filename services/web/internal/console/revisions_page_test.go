@@ -101,6 +101,20 @@ func TestRevisionsPage_PagesFiltersAndShowsApprovals(t *testing.T) {
 	}
 }
 
+// applicationsOnly signs in ServiceAccount apps-only, which may get and
+// list the Applications of the fixture's namespace and nothing else, and
+// returns its session and user name.
+func (f *fixture) applicationsOnly() (*http.Cookie, string) {
+	f.t.Helper()
+	ctx := context.Background()
+	role := &rbacv1.Role{ObjectMeta: metav1.ObjectMeta{Namespace: f.ns, Name: "applications-only"},
+		Rules: []rbacv1.PolicyRule{{APIGroups: []string{syncv1.GroupVersion.Group}, Resources: []string{"applications"}, Verbs: []string{"get", "list"}}}}
+	must(f.t, admin.Create(ctx, role))
+	s := f.signIn(f.token("apps-only", false))
+	must(f.t, bind(ctx, "Role", f.ns, role.Name, rbacv1.Subject{Kind: rbacv1.ServiceAccountKind, Namespace: f.ns, Name: "apps-only"}))
+	return s, "system:serviceaccount:" + f.ns + ":apps-only"
+}
+
 // TestRevisionsPage_RefusedWithoutListOnRevisions: a person who may read
 // Applications but not Revisions sees the Applications, and the refusal
 // page, naming them, on the Revisions page; the Application page still
@@ -108,13 +122,7 @@ func TestRevisionsPage_PagesFiltersAndShowsApprovals(t *testing.T) {
 func TestRevisionsPage_RefusedWithoutListOnRevisions(t *testing.T) {
 	f := start(t)
 	f.waitingApplication("shop", nil)
-	ctx := context.Background()
-	role := &rbacv1.Role{ObjectMeta: metav1.ObjectMeta{Namespace: f.ns, Name: "applications-only"},
-		Rules: []rbacv1.PolicyRule{{APIGroups: []string{syncv1.GroupVersion.Group}, Resources: []string{"applications"}, Verbs: []string{"get", "list"}}}}
-	must(t, admin.Create(ctx, role))
-	s := f.signIn(f.token("apps-only", false))
-	must(t, bind(ctx, "Role", f.ns, role.Name, rbacv1.Subject{Kind: rbacv1.ServiceAccountKind, Namespace: f.ns, Name: "apps-only"}))
-	user := "system:serviceaccount:" + f.ns + ":apps-only"
+	s, user := f.applicationsOnly()
 
 	if resp := f.getOnceBound("/applications?namespace="+f.ns, s, http.StatusOK); resp.status != http.StatusOK || !strings.Contains(resp.body, "shop") {
 		t.Fatalf("Applications: %d\n%s", resp.status, resp.body)

@@ -20,6 +20,7 @@ func TestStatic_ServesAssetsByTypeAndAnswersAnythingElseWithTheConsoles404(t *te
 		body               string
 	}{
 		{"stylesheet", http.MethodGet, "/static/console.css", http.StatusOK, "text/css; charset=utf-8", "font-family: system-ui"},
+		{"live-update script", http.MethodGet, "/static/live.js", http.StatusOK, "text/javascript; charset=utf-8", "new EventSource(live.dataset.events)"},
 		{"stylesheet by HEAD", http.MethodHead, "/static/console.css", http.StatusOK, "text/css; charset=utf-8", ""},
 		{"directory", http.MethodGet, "/static/", http.StatusNotFound, "text/html; charset=utf-8", "There is no such page in the console."},
 		{"missing file", http.MethodGet, "/static/missing.css", http.StatusNotFound, "text/html; charset=utf-8", "There is no such page in the console."},
