@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"net/http"
+	"slices"
 	"strings"
 	"time"
 
@@ -83,15 +84,16 @@ func (c *Console) applicationEvents(w http.ResponseWriter, r *http.Request) {
 
 // resumeFrom is where each watch starts: the resource versions of the
 // Last-Event-ID EventSource sends on reconnecting (one per watch,
-// space-separated, as stream writes them), else the page's ?rv= for all.
-func resumeFrom(r *http.Request, watches int) ([]string, error) {
-	if id := r.Header.Get("Last-Event-ID"); id != "" && len(id) <= maxResumeBytes {
-		if rvs := strings.Fields(id); len(rvs) == watches {
+// space-separated, as stream writes them), else the page's rv for all.
+// Both come from the request, so each version is checked before it is
+// sent to the API server.
+func resumeFrom(lastEventID, rv string, watches int) ([]string, error) {
+	if lastEventID != "" && len(lastEventID) <= maxResumeBytes {
+		if rvs := strings.Fields(lastEventID); len(rvs) == watches && !slices.ContainsFunc(rvs, notResourceVersion) {
 			return rvs, nil
 		}
 	}
-	rv := r.URL.Query().Get("rv")
-	if rv == "" || len(rv) > maxResumeBytes || strings.ContainsFunc(rv, func(r rune) bool { return r <= ' ' || r > '~' }) {
+	if rv == "" || len(rv) > maxResumeBytes || notResourceVersion(rv) {
 		return nil, fmt.Errorf("rv %s is not the resource version a page was read at; reload the page", quoted(rv))
 	}
 	rvs := make([]string, watches)
@@ -99,6 +101,14 @@ func resumeFrom(r *http.Request, watches int) ([]string, error) {
 		rvs[i] = rv
 	}
 	return rvs, nil
+}
+
+// notResourceVersion: the API server's resource versions are opaque, but
+// they are decimal numbers today and never more than digits and letters.
+func notResourceVersion(rv string) bool {
+	return rv == "" || strings.ContainsFunc(rv, func(r rune) bool {
+		return (r < '0' || r > '9') && (r < 'a' || r > 'z') && (r < 'A' || r > 'Z')
+	})
 }
 
 // watchEvent is what one watch of a stream saw.
@@ -112,7 +122,7 @@ type watchEvent struct {
 // stream answers a text/event-stream of "change" events while the watches
 // see changes, for at most c.streamLifetime.
 func (c *Console) stream(w http.ResponseWriter, r *http.Request, what string, specs []watchSpec) {
-	rvs, err := resumeFrom(r, len(specs))
+	rvs, err := resumeFrom(r.Header.Get("Last-Event-ID"), r.URL.Query().Get("rv"), len(specs))
 	if err != nil {
 		c.badRequest(w, r, "applications", err)
 		return

@@ -5,6 +5,7 @@ import (
 	"context"
 	"html"
 	"net/http"
+	"net/http/httptest"
 	"regexp"
 	"strings"
 	"testing"
@@ -222,5 +223,29 @@ func TestLiveUpdates_RefusedAndBadRequests(t *testing.T) {
 				t.Errorf("GET %s: %d, want %d", tt.path, st.status, tt.status)
 			}
 		})
+	}
+}
+
+// TestLiveUpdates_StreamsOutliveTheServersTimeouts: the console's listener
+// bounds reads and writes for pages (serve.Listener: 30s each); a stream
+// lives past both and still sends changes. Here they are 1s, and the
+// change comes after 2s.
+func TestLiveUpdates_StreamsOutliveTheServersTimeouts(t *testing.T) {
+	f := start(t)
+	f.console.streamLifetime = 4 * time.Second
+	srv := httptest.NewUnstartedServer(f.console.Handler())
+	srv.Config.ReadTimeout, srv.Config.WriteTimeout = time.Second, time.Second
+	srv.Start()
+	t.Cleanup(srv.Close)
+	timed := *f
+	timed.url = srv.URL
+	f.waitingApplication("shop", nil)
+	s := timed.signIn(f.token("viewer", true))
+
+	st := timed.openStream(timed.eventsOf("/applications/"+f.ns+"/shop", s), s, "")
+	time.Sleep(2 * time.Second)
+	setPhase(t, f.ns, "shop", syncv1.PhaseApplying)
+	if _, ok := st.next(t); !ok {
+		t.Fatal("the stream ended at the server's read or write timeout")
 	}
 }

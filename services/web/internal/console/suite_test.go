@@ -54,7 +54,7 @@ func TestMain(m *testing.M) {
 	} else {
 		ctrl.SetLogger(logr.Discard())
 	}
-	// FuzzOpenSession, the package's fuzz target, needs no cluster.
+	// The package's fuzz targets (FuzzOpenSession, FuzzResumeFrom) need no cluster.
 	if controlplane.FuzzWorker() {
 		os.Exit(m.Run())
 	}
