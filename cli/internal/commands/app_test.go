@@ -28,6 +28,9 @@ func TestRun_ExitCodes(t *testing.T) {
 		{"history takes one Application only", []string{"ksync", "history", "a", "b"}, exitUsage, "", "history takes exactly one Application name, got 2 arguments"},
 		{"approve needs an Application", []string{"ksync", "approve", "--yes"}, exitUsage, "", "approve takes exactly one Application name"},
 		{"rollback needs an Application", []string{"ksync", "rollback"}, exitUsage, "", "rollback takes exactly one Application name"},
+		{"previews takes one Repository at most", []string{"ksync", "previews", "a", "b"}, exitUsage, "", "previews takes at most one Repository name, got 2 arguments"},
+		{"previews has no json output", []string{"ksync", "previews", "-o", "json"}, exitUsage, "", `unsupported output format "json" for previews; use one of: table, wide`},
+		{"plan takes --ref or --revision", []string{"ksync", "plan", "api", "--ref", "12", "--revision", "api-1"}, exitUsage, "", "plan takes --ref or --revision, not both"},
 		{"unknown output format is bad usage", []string{"ksync", "apps", "-o", "xml"}, exitUsage, "", `unsupported output format "xml" for apps; use one of: table, wide, json, yaml`},
 		{"plan has no wide output", []string{"ksync", "plan", "api", "-o", "wide"}, exitUsage, "", `unsupported output format "wide" for plan`},
 		{"flag without value is bad usage", []string{"ksync", "apps", "-n"}, exitUsage, "", "flag needs an argument"},
@@ -84,7 +87,7 @@ func TestCompletion_PrintsScriptsAndCommands(t *testing.T) {
 	}{
 		{"bash script", []string{"ksync", "completion", "bash"}, []string{"complete -o bashdefault -o default -o nospace -F _ksync_complete ksync", "--generate-bash-completion"}},
 		{"zsh script", []string{"ksync", "completion", "zsh"}, []string{"#compdef ksync", "compdef _ksync ksync", "--generate-bash-completion"}},
-		{"commands", []string{"ksync", "--generate-bash-completion"}, []string{"apps\n", "repos\n", "plan\n", "history\n", "approve\n", "rollback\n", "completion\n", "version\n"}},
+		{"commands", []string{"ksync", "--generate-bash-completion"}, []string{"apps\n", "repos\n", "plan\n", "previews\n", "history\n", "approve\n", "rollback\n", "completion\n", "version\n"}},
 		{"shells", []string{"ksync", "completion", "--generate-bash-completion"}, []string{"bash\nzsh\n"}},
 	}
 	for _, tc := range cases {
