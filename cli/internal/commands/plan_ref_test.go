@@ -1,6 +1,7 @@
 package commands
 
 import (
+	"encoding/json"
 	"strings"
 	"testing"
 	"time"
@@ -105,27 +106,41 @@ func previewRevision(ns, app, preview, name string, status syncv1.RevisionStatus
 }
 
 func TestPlanRef_RequestsAPreviewAndPrintsItsPlan(t *testing.T) {
-	ns := namespace(t, "plan-ref", nil)
-	createApplication(t, application(ns, "api"))
-	previewRepository(t, ns, &syncv1.PreviewsSpec{PullRequests: syncv1.PreviewProviderGitHub}, nil)
-	planned := syncv1.RevisionStatus{Phase: syncv1.PhasePlanned, Plan: secretPlan()}
-	answered := controllers(t, ns, "pr-12",
-		syncv1.PreviewStatus{Ref: "refs/pull/12/head", Number: 12, Commit: previewCommit, State: syncv1.PreviewRendered, Applications: []string{"api"}},
-		[]*syncv1.Revision{
-			// An older commit's Revision, left from before, is not the result.
-			previewRevision(ns, "api", "pr-12", "api-pr-12-old", syncv1.RevisionStatus{Phase: syncv1.PhaseFailed}),
-			previewRevision(ns, "api", "pr-12", "api-pr-12-0123456789", planned),
+	for _, format := range []string{outputTable, outputJSON} {
+		t.Run(format, func(t *testing.T) {
+			ns := namespace(t, "plan-ref-"+format, nil)
+			createApplication(t, application(ns, "api"))
+			previewRepository(t, ns, &syncv1.PreviewsSpec{PullRequests: syncv1.PreviewProviderGitHub}, nil)
+			planned := syncv1.RevisionStatus{Phase: syncv1.PhasePlanned, Plan: secretPlan()}
+			answered := controllers(t, ns, "pr-12",
+				syncv1.PreviewStatus{Ref: "refs/pull/12/head", Number: 12, Commit: previewCommit, State: syncv1.PreviewRendered, Applications: []string{"api"}},
+				[]*syncv1.Revision{
+					// An older commit's Revision, left from before, is not the result.
+					previewRevision(ns, "api", "pr-12", "api-pr-12-old", syncv1.RevisionStatus{Phase: syncv1.PhaseFailed}),
+					previewRevision(ns, "api", "pr-12", "api-pr-12-0123456789", planned),
+				})
+			r := ksync(t, "plan", "api", "--ref", "12", "-n", ns, "-o", format)
+			r.expect(t, 0)
+			req := <-answered
+			if req.Number != 12 || req.Fork || req.Commit != "" || req.At.IsZero() {
+				t.Errorf("request %+v", req)
+			}
+			if strings.Contains(r.stdout, secretValue) {
+				t.Fatalf("plan --ref shows a Secret value:\n%s", r.stdout)
+			}
+			if format == outputTable {
+				golden(t, "plan-ref", r.stdout)
+				return
+			}
+			var got planExport
+			if err := json.Unmarshal([]byte(r.stdout), &got); err != nil {
+				t.Fatalf("-o json is not JSON: %v\n%s", err, r.stdout)
+			}
+			if got.Revision != "api-pr-12-0123456789" || got.Phase != syncv1.PhasePlanned || got.Preview == nil ||
+				got.Preview.Name != "pr-12" || got.Preview.Commit != previewCommit || len(got.Plan.Entries) != 3 {
+				t.Errorf("export %+v", got)
+			}
 		})
-
-	r := ksync(t, "plan", "api", "--ref", "12", "-n", ns)
-	r.expect(t, 0)
-	req := <-answered
-	if req.Number != 12 || req.Fork || req.Commit != "" || req.At.IsZero() {
-		t.Errorf("request %+v", req)
-	}
-	golden(t, "plan-ref", r.stdout)
-	if strings.Contains(r.stdout, secretValue) {
-		t.Fatalf("plan --ref shows a Secret value:\n%s", r.stdout)
 	}
 }
 
