@@ -16,8 +16,9 @@ import (
 // Application's page open, a status change and a newly planned preview
 // appear on it, and with the Applications page open, another
 // Application's change appears there, each without the page reloading (a
-// mark set on the window survives) and without the browser reporting a
-// Content-Security-Policy violation or a script error.
+// mark set on the window survives), keeping an unfolded diff unfolded, and
+// without the browser reporting a Content-Security-Policy violation or a
+// script error.
 func TestBrowser_PagesFollowStatusWithoutReload(t *testing.T) {
 	// The console first, so that the browser, and its open event streams,
 	// are gone before the test server closes.
@@ -86,6 +87,13 @@ func TestBrowser_PagesFollowStatusWithoutReload(t *testing.T) {
 	await("preview", `document.getElementById('preview-shop-pr-12') !== null`)
 	if got, err := chromedp.Run(ctx, chromedp.Text(chromedp.ID("previews"))); err != nil || !strings.Contains(got, "1 to create, 1 to update") {
 		t.Errorf("previews after the update: %q, %v", got, err)
+	}
+	// A diff the person unfolded stays unfolded across updates.
+	must(t, chromedp.Do(ctx, chromedp.Click(chromedp.CSS("#diff-shop-pr-12-0 summary"))))
+	setPhase(t, f.ns, "shop", syncv1.PhaseHealthy)
+	await("phase again", `document.getElementById('phase').textContent === 'Healthy'`)
+	if open, err := chromedp.Run(ctx, chromedp.Evaluate[bool](`document.getElementById('diff-shop-pr-12-0').open`)); err != nil || !open {
+		t.Errorf("the unfolded diff folded on the update: open %v, %v", open, err)
 	}
 
 	follow("/applications?namespace=" + f.ns)

@@ -18,13 +18,22 @@
     live.textContent = text;
   }
 
+  // swap replaces each [data-live] part with the fetched page's, keeping
+  // the diffs the person unfolded unfolded.
   function swap(html) {
     var fresh = new DOMParser().parseFromString(html, 'text/html');
+    var open = document.querySelectorAll('[data-live] details[open][id]');
     var parts = document.querySelectorAll('[data-live]');
     for (var i = 0; i < parts.length; i++) {
       var next = fresh.getElementById(parts[i].id);
       if (next) {
         parts[i].replaceWith(document.importNode(next, true));
+      }
+    }
+    for (var j = 0; j < open.length; j++) {
+      var again = document.getElementById(open[j].id);
+      if (again) {
+        again.open = true;
       }
     }
     live.dataset.updates = String(Number(live.dataset.updates || '0') + 1);
