@@ -31,6 +31,7 @@ func parseTemplates() (*template.Template, error) {
 		"link":  safeLink,
 		"ago":   ago,
 		"short": shortDigest,
+		"shard": shardOf,
 		"time": func(t *metav1.Time) string {
 			if t == nil || t.IsZero() {
 				return ""
@@ -48,6 +49,15 @@ func safeLink(s string) string {
 		return ""
 	}
 	return u.String()
+}
+
+// shardOf names an object's shard (the sync.kuvryn.io/shard label); the
+// default shard, without the label, is "default".
+func shardOf(labels map[string]string) string {
+	if shard, ok := labels[syncv1.ShardLabel]; ok {
+		return shard
+	}
+	return "default"
 }
 
 func ago(t metav1.Time) string {
