@@ -14,6 +14,9 @@ const (
 	// eventPackage is a GitHub package or registry_package event: an image
 	// was published.
 	eventPackage
+	// eventPullRequest is a GitHub pull_request event or a GitLab Merge
+	// Request Hook.
+	eventPullRequest
 )
 
 // provider is who authenticated a request, which decides how its event
@@ -37,11 +40,15 @@ func eventOf(p provider, req *http.Request) event {
 			return eventPing
 		case "package", "registry_package":
 			return eventPackage
+		case "pull_request":
+			return eventPullRequest
 		}
 	case providerGitLab:
 		switch req.Header.Get("X-Gitlab-Event") {
 		case "Push Hook", "Tag Push Hook":
 			return eventPush
+		case "Merge Request Hook":
+			return eventPullRequest
 		}
 	}
 	return eventOther

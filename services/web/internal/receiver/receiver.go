@@ -1,7 +1,8 @@
 // Package receiver is the push and image webhook receiver: it authenticates
 // a Git host's or a registry's request against the webhook Secret of the
 // Repository or ImagePolicy it names and stamps the annotation that makes
-// the source-controller fetch, or the image-controller scan, now.
+// the source-controller fetch, or the image-controller scan, now, or, for a
+// pull or merge request, preview it.
 package receiver
 
 import (
@@ -58,7 +59,8 @@ type Options struct {
 	// Client reads Repositories and ImagePolicies, from a cache in the
 	// service, and applies the request annotations.
 	Client client.Client
-	// Secrets reads webhook Secrets one by one, uncached.
+	// Secrets reads webhook Secrets one by one, uncached, and a Repository
+	// whose cached copy was stale when a preview request was stamped.
 	Secrets client.Reader
 	// Registerer receives the request counter.
 	Registerer prometheus.Registerer
@@ -182,22 +184,33 @@ func (rc *Receiver) push(w http.ResponseWriter, req *http.Request) {
 		rc.respond(w, resultPing)
 		return
 	case eventPush:
+	case eventPullRequest:
+		rc.pullRequest(w, req.Context(), log, repo, p, body)
+		return
 	default:
 		rc.respond(w, resultIgnored)
 		return
 	}
-	urls, err := pushpayload.URLs(body)
-	if err != nil {
-		log.Info("push payload refused: not a JSON push event", "error", err.Error())
-		rc.respond(w, resultBadRequest)
-		return
-	}
-	if !pushpayload.Names(urls, repo.Spec.Git.URL) {
-		log.Info("push ignored: its payload does not name spec.git.url", "url", repo.Spec.Git.URL)
-		rc.respond(w, resultRepositoryMismatch)
+	if res := namesRepository(log, body, repo); res != "" {
+		rc.respond(w, res)
 		return
 	}
 	rc.stamp(w, req.Context(), log, repo, syncv1.ReconcileRequestedAtAnnotation)
+}
+
+// namesRepository checks that an event's payload names repo's spec.git.url,
+// so that a hook shared by several repositories stamps only its own.
+func namesRepository(log logr.Logger, body []byte, repo *syncv1.Repository) result {
+	urls, err := pushpayload.URLs(body)
+	if err != nil {
+		log.Info("webhook payload refused: not a JSON event", "error", err.Error())
+		return resultBadRequest
+	}
+	if !pushpayload.Names(urls, repo.Spec.Git.URL) {
+		log.Info("webhook event ignored: its payload does not name spec.git.url", "url", repo.Spec.Git.URL)
+		return resultRepositoryMismatch
+	}
+	return ""
 }
 
 // image handles a registry's or CI's webhook for an ImagePolicy.

@@ -18,10 +18,13 @@ const (
 	resultBadRequest         result = "bad_request"
 	resultRepositoryMismatch result = "repository_mismatch"
 	resultError              result = "error"
+	// resultTooManyPreviews refuses a new preview request on a Repository
+	// already holding MaxPreviewRequests.
+	resultTooManyPreviews result = "too_many_previews"
 )
 
 var results = []result{resultAccepted, resultIgnored, resultPing, resultUnauthorized, resultRateLimited,
-	resultTooLarge, resultBadRequest, resultRepositoryMismatch, resultError}
+	resultTooLarge, resultBadRequest, resultRepositoryMismatch, resultError, resultTooManyPreviews}
 
 // responses are the status and body of each result. A body never depends
 // on the request, so that one 401 is byte for byte every other 401.
@@ -38,6 +41,7 @@ var responses = map[result]struct {
 	resultBadRequest:         {http.StatusBadRequest, "bad request\n"},
 	resultRepositoryMismatch: {http.StatusUnprocessableEntity, "repository_mismatch: the push names none of the Repository's spec.git.url\n"},
 	resultError:              {http.StatusInternalServerError, "internal error\n"},
+	resultTooManyPreviews:    {http.StatusUnprocessableEntity, "too_many_previews: the Repository already holds " + strconv.Itoa(MaxPreviewRequests) + " preview requests\n"},
 }
 
 // respond writes res's status and body and counts it.

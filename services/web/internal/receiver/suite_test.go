@@ -250,9 +250,16 @@ func (f *fixture) secret(name, token string) {
 // secretName; "" leaves spec.webhook unset.
 func (f *fixture) repository(name, url, secretName string) {
 	f.t.Helper()
+	f.previewRepository(name, url, secretName, nil)
+}
+
+// previewRepository creates a Repository as repository does, with
+// spec.previews.
+func (f *fixture) previewRepository(name, url, secretName string, previews *syncv1.PreviewsSpec) {
+	f.t.Helper()
 	repo := &syncv1.Repository{
 		ObjectMeta: metav1.ObjectMeta{Namespace: f.ns, Name: name},
-		Spec:       syncv1.RepositorySpec{Git: syncv1.GitSource{URL: url}},
+		Spec:       syncv1.RepositorySpec{Git: syncv1.GitSource{URL: url}, Previews: previews},
 	}
 	if secretName != "" {
 		repo.Spec.Webhook = &syncv1.WebhookSpec{SecretRef: syncv1.LocalObjectReference{Name: secretName}}
@@ -394,6 +401,37 @@ func gitlabPush(path string) []byte {
 "repository":{"name":"app","url":"git@gitlab.example.com:%[1]s.git","homepage":"https://gitlab.example.com/%[1]s",
 "git_http_url":"https://gitlab.example.com/%[1]s.git","git_ssh_url":"git@gitlab.example.com:%[1]s.git"},
 "commits":[],"total_commits_count":0}`, path))
+}
+
+// githubPullRequest is a GitHub pull_request event of action for pull
+// request number, head commit sha on branch feature/new-image, whose base
+// is https://github.com/<fullName> and whose head is in headFullName ("":
+// a deleted fork), in the shape GitHub sends.
+func githubPullRequest(fullName, action string, number int, sha, headFullName string) []byte {
+	headRepo := "null"
+	if headFullName != "" {
+		headRepo = fmt.Sprintf(`{"id":1296269,"full_name":%q,"clone_url":"https://github.com/%[1]s.git"}`, headFullName)
+	}
+	return []byte(fmt.Sprintf(`{"action":%[2]q,"number":%[3]d,"pull_request":{"url":"https://api.github.com/repos/%[1]s/pulls/%[3]d",
+"id":1,"number":%[3]d,"state":"open","locked":false,"title":"Bump the api image","user":{"login":"octocat"},
+"head":{"label":"octocat:feature/new-image","ref":"feature/new-image","sha":%[4]q,"repo":%[5]s},
+"base":{"label":"acme:main","ref":"main","sha":"9049f1265b7d61be4a8904a9a27120d2064dab3b",
+"repo":{"id":186853002,"full_name":%[1]q,"clone_url":"https://github.com/%[1]s.git"}},"merged":false},
+"repository":{"id":186853002,"full_name":%[1]q,"html_url":"https://github.com/%[1]s","clone_url":"https://github.com/%[1]s.git",
+"ssh_url":"git@github.com:%[1]s.git"},"sender":{"login":"octocat"}}`, fullName, action, number, sha, headRepo))
+}
+
+// gitlabMergeRequest is a GitLab Merge Request Hook of action for merge
+// request iid, head commit sha on branch ms-viewport, from project source
+// into project target, at https://gitlab.example.com/<path>.
+func gitlabMergeRequest(path, action string, iid int, sha string, source, target int) []byte {
+	return []byte(fmt.Sprintf(`{"object_kind":"merge_request","event_type":"merge_request","user":{"username":"root"},
+"project":{"id":%[6]d,"web_url":"https://gitlab.example.com/%[1]s","git_ssh_url":"git@gitlab.example.com:%[1]s.git",
+"git_http_url":"https://gitlab.example.com/%[1]s.git","path_with_namespace":%[1]q},
+"object_attributes":{"id":99,"iid":%[3]d,"target_branch":"main","source_branch":"ms-viewport","source_project_id":%[5]d,
+"target_project_id":%[6]d,"state":"opened","last_commit":{"id":%[4]q,"message":"fixed readme"},"action":%[2]q},
+"repository":{"name":"platform","url":"git@gitlab.example.com:%[1]s.git","homepage":"https://gitlab.example.com/%[1]s"}}`,
+		path, action, iid, sha, source, target))
 }
 
 func must(tb testing.TB, err error) {
