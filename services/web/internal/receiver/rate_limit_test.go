@@ -9,9 +9,9 @@ import (
 // TestReceiver_RateLimitsAddressThenRepository freezes the clock so no
 // bucket refills: one address gets 50 requests before authentication is
 // even checked and the 51st is 429; once that address has tokens again, one
-// Repository gets 10 authenticated requests and the 11th is 429; the image
-// endpoint has its own buckets. Every response is counted exactly once
-// under its result.
+// Repository gets 10 authenticated requests and the 11th, push or pull
+// request event, is 429; the image endpoint has its own buckets. Every
+// response is counted exactly once under its result.
 func TestReceiver_RateLimitsAddressThenRepository(t *testing.T) {
 	clock := time.Date(2026, 12, 3, 6, 0, 0, 0, time.UTC)
 	now := func() time.Time { return clock }
@@ -55,6 +55,11 @@ func TestReceiver_RateLimitsAddressThenRepository(t *testing.T) {
 	if s := send("/hooks/"+f.ns+"/platform", ping); s != http.StatusTooManyRequests {
 		t.Fatalf("authenticated request 11: %d, want 429", s)
 	}
+	// Pull request events take from the same bucket as pushes.
+	pullRequest := map[string]string{"X-GitHub-Event": "pull_request", "X-Hub-Signature-256": sign([]byte("{}"), "s3cret")}
+	if s := send("/hooks/"+f.ns+"/platform", pullRequest); s != http.StatusTooManyRequests {
+		t.Fatalf("a pull request event after 10 requests: %d, want 429", s)
+	}
 	// The ImagePolicy's bucket refilled meanwhile too.
 	for i := 1; i <= 10; i++ {
 		if s := send("/hooks/imagepolicies/"+f.ns+"/api", bearer); s != http.StatusAccepted {
@@ -76,7 +81,7 @@ func TestReceiver_RateLimitsAddressThenRepository(t *testing.T) {
 		"ping":         statuses[http.StatusOK],
 		"accepted":     statuses[http.StatusAccepted],
 	}
-	if want["unauthorized"] != 50 || want["rate_limited"] != 4 || want["ping"] != 11 || want["accepted"] != 11 {
+	if want["unauthorized"] != 50 || want["rate_limited"] != 5 || want["ping"] != 11 || want["accepted"] != 11 {
 		t.Fatalf("responses by status %v", statuses)
 	}
 	got := f.counts()
