@@ -16,7 +16,8 @@ import (
 
 // TestE2E_ReceiverAccountMayOnlyStampAnnotations patches a Repository as
 // the web service's ServiceAccount: RBAC grants patch, and the admission
-// policy of deploy/rbac refuses every change but the request annotations,
+// policy of deploy/rbac refuses every change but the request annotations
+// (pull and merge request previews among them, not branch ones),
 // while another ServiceAccount may still change anything.
 func TestE2E_ReceiverAccountMayOnlyStampAnnotations(t *testing.T) {
 	t.Parallel()
@@ -43,7 +44,10 @@ func TestE2E_ReceiverAccountMayOnlyStampAnnotations(t *testing.T) {
 		{"a label", `{"metadata":{"labels":{"team":"payments"}}}`, false},
 		{"another annotation", `{"metadata":{"annotations":{"team":"payments"}}}`, false},
 		{"a finalizer", `{"metadata":{"finalizers":["example.com/keep"]}}`, false},
+		{"a branch preview request", `{"metadata":{"annotations":{"` + syncv1.PreviewRequestAnnotation(syncv1.BranchPreviewName("main")) + `":"{}"}}}`, false},
 		{"reconcile-requested-at", `{"metadata":{"annotations":{"` + syncv1.ReconcileRequestedAtAnnotation + `":"now"}}}`, true},
+		{"a pull request preview request", `{"metadata":{"annotations":{"` + syncv1.PreviewRequestAnnotation("pr-12") + `":"{}"}}}`, true},
+		{"a pull request preview request removed", `{"metadata":{"annotations":{"` + syncv1.PreviewRequestAnnotation("pr-12") + `":null}}}`, true},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

@@ -40,9 +40,10 @@ import (
 
 // The suite runs one real API server. Each test gets its own namespace and
 // its own receiver, served by a real HTTP server on loopback, reading
-// through a manager's cache of the whole cluster, as in the service, as a
-// user holding only the web ClusterRole of
-// deploy/rbac, so a missing permission fails the test.
+// through a manager's cache of the whole cluster, as in the service, as the
+// web ServiceAccount holding only the web ClusterRole of deploy/rbac and
+// held to its admission policy, so a missing permission or a write the
+// policy refuses fails the test.
 var (
 	cp    *controlplane.ControlPlane
 	admin client.Client
@@ -52,8 +53,13 @@ var (
 	webNamespaceRole *unstructured.Unstructured
 )
 
-// receiverUser is bound to the web ClusterRole.
-const receiverUser = "kuvryn-web-test"
+// receiverUser is the web ServiceAccount that deploy/rbac binds to the web
+// ClusterRole and that its admission policy names; the suite's bindings of
+// it are named testBinding.
+const (
+	receiverUser = "system:serviceaccount:kuvryn-sync-system:kuvryn-sync-web"
+	testBinding  = "kuvryn-web-test"
+)
 
 func TestMain(m *testing.M) {
 	flag.Parse()
@@ -70,6 +76,9 @@ func TestMain(m *testing.M) {
 	}
 	if err == nil {
 		err = bindWebRole(ctx)
+	}
+	if err == nil {
+		err = installStampsOnlyPolicy(ctx)
 	}
 	cancel()
 	if err != nil {
@@ -89,15 +98,7 @@ func TestMain(m *testing.M) {
 // bindWebRole installs the web ClusterRole of deploy/rbac and binds it to
 // receiverUser.
 func bindWebRole(ctx context.Context) error {
-	root, err := controlplane.RepoRoot()
-	if err != nil {
-		return err
-	}
-	data, err := os.ReadFile(filepath.Join(root, "deploy", "rbac", "web_role.yaml"))
-	if err != nil {
-		return err
-	}
-	objs, err := controlplane.DecodeManifests(data)
+	objs, err := rbacManifests("web_role.yaml")
 	if err != nil {
 		return err
 	}
@@ -118,10 +119,70 @@ func bindWebRole(ctx context.Context) error {
 		return errors.New("deploy/rbac/web_role.yaml holds no ClusterRole or no Role")
 	}
 	return admin.Create(ctx, &rbacv1.ClusterRoleBinding{
-		ObjectMeta: metav1.ObjectMeta{Name: receiverUser},
+		ObjectMeta: metav1.ObjectMeta{Name: testBinding},
 		RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: role},
 		Subjects:   []rbacv1.Subject{{Kind: rbacv1.UserKind, APIGroup: rbacv1.GroupName, Name: receiverUser}},
 	})
+}
+
+// rbacManifests reads the objects of deploy/rbac/<file>.
+func rbacManifests(file string) ([]*unstructured.Unstructured, error) {
+	root, err := controlplane.RepoRoot()
+	if err != nil {
+		return nil, err
+	}
+	data, err := os.ReadFile(filepath.Join(root, "deploy", "rbac", file))
+	if err != nil {
+		return nil, err
+	}
+	return controlplane.DecodeManifests(data)
+}
+
+// installStampsOnlyPolicy installs the admission policy of deploy/rbac
+// that lets the web ServiceAccount change nothing but its stamps, and the
+// ServiceAccount that is its parameter, and waits until the policy refuses
+// a change of spec.
+func installStampsOnlyPolicy(ctx context.Context) error {
+	objs, err := rbacManifests("web_stamps_only_policy.yaml")
+	if err != nil {
+		return err
+	}
+	ns, name, _ := strings.Cut(strings.TrimPrefix(receiverUser, "system:serviceaccount:"), ":")
+	if err := admin.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}); err != nil {
+		return err
+	}
+	if err := admin.Create(ctx, &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name}}); err != nil {
+		return err
+	}
+	for _, u := range objs {
+		if err := admin.Apply(ctx, client.ApplyConfigurationFromUnstructured(u), client.FieldOwner("receiver-test")); err != nil {
+			return err
+		}
+	}
+	probe := &syncv1.Repository{
+		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "policy-probe"},
+		Spec:       syncv1.RepositorySpec{Git: syncv1.GitSource{URL: "https://github.com/acme/probe"}},
+	}
+	if err := admin.Create(ctx, probe); err != nil {
+		return err
+	}
+	web, err := client.New(cp.Impersonate(receiverUser), client.Options{Scheme: manager.Scheme()})
+	if err != nil {
+		return err
+	}
+	// The policy takes effect a moment after it is installed; a dry run
+	// leaves the probe unchanged until it does.
+	for {
+		err := web.Patch(ctx, probe, client.RawPatch(types.MergePatchType, []byte(`{"spec":{"pollInterval":"2h"}}`)), client.DryRunAll)
+		if err != nil && strings.Contains(err.Error(), "kuvryn-sync-web-stamps-only") {
+			return admin.Delete(ctx, probe)
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("the policy of web_stamps_only_policy.yaml never refused a change of spec (last: %v)", err)
+		case <-time.After(100 * time.Millisecond):
+		}
+	}
 }
 
 // grantNamespaceRole creates the web Role of deploy/rbac in ns and binds it
@@ -133,7 +194,7 @@ func grantNamespaceRole(t testing.TB, ns string) {
 	role.SetNamespace(ns)
 	must(t, admin.Create(ctx, role))
 	must(t, admin.Create(ctx, &rbacv1.RoleBinding{
-		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: receiverUser},
+		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: testBinding},
 		RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "Role", Name: role.GetName()},
 		Subjects:   []rbacv1.Subject{{Kind: rbacv1.UserKind, APIGroup: rbacv1.GroupName, Name: receiverUser}},
 	}))
