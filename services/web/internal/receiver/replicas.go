@@ -75,16 +75,21 @@ func (r *Replicas) Count() int {
 	return max(int(r.ready.Load()), 1)
 }
 
-// recount counts the ready endpoints over every slice, each Pod once (a
-// dual-stack Service has a slice per address family).
+// recount counts the ready endpoints of the Service's slices.
 func (r *Replicas) recount() {
 	var slices discoveryv1.EndpointSliceList
 	if err := r.cache.List(context.Background(), &slices, client.InNamespace(r.service.Namespace)); err != nil {
 		// The informer's own store, which the handler runs on: it does not fail.
 		return
 	}
+	r.ready.Store(int32(readyEndpoints(slices.Items)))
+}
+
+// readyEndpoints counts the ready endpoints over every slice, each Pod
+// once (a dual-stack Service has a slice per address family).
+func readyEndpoints(slices []discoveryv1.EndpointSlice) int {
 	ready := map[string]bool{}
-	for _, s := range slices.Items {
+	for _, s := range slices {
 		for _, e := range s.Endpoints {
 			// A nil ready condition means ready, as for kube-proxy.
 			if e.Conditions.Ready != nil && !*e.Conditions.Ready {
@@ -98,5 +103,5 @@ func (r *Replicas) recount() {
 			}
 		}
 	}
-	r.ready.Store(int32(len(ready)))
+	return len(ready)
 }
