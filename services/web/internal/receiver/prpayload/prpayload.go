@@ -110,11 +110,15 @@ func GitLab(body []byte) (ev Event, acts bool, err error) {
 // err says what makes ev no request: a number that is not positive, a
 // commit that is not a full hash, a branch that is not a branch name.
 func Annotation(provider syncv1.PreviewProvider, ev Event, at time.Time) (key, value string, err error) {
+	number, commit := "pull_request.number", "pull_request.head.sha"
+	if provider == syncv1.PreviewProviderGitLab {
+		number, commit = "object_attributes.iid", "object_attributes.last_commit.id"
+	}
 	if ev.Number <= 0 || ev.Number > math.MaxInt32 {
-		return "", "", fmt.Errorf("number %d is not a positive 32-bit number", ev.Number)
+		return "", "", fmt.Errorf("%s: number %d is not a positive 32-bit number", number, ev.Number)
 	}
 	if ev.Commit == "" {
-		return "", "", fmt.Errorf("the head commit is missing")
+		return "", "", fmt.Errorf("%s: the head commit is missing", commit)
 	}
 	n := int32(ev.Number)
 	key = syncv1.PreviewRequestAnnotation(syncv1.PullRequestPreviewName(provider, n))

@@ -102,10 +102,10 @@ func TestAnnotation_RefusesEventsThatAreNoRequest(t *testing.T) {
 	}{
 		{"pull request", syncv1.PreviewProviderGitHub, Event{12, headSHA, "feature/x", true, true}, "preview.sync.kuvryn.io/pr-12", ""},
 		{"merge request", syncv1.PreviewProviderGitLab, Event{4, mrSHA, "ms-viewport", false, false}, "preview.sync.kuvryn.io/mr-4", ""},
-		{"number zero", syncv1.PreviewProviderGitHub, Event{0, headSHA, "x", false, false}, "", "number 0"},
-		{"negative number", syncv1.PreviewProviderGitLab, Event{-3, headSHA, "x", false, false}, "", "number -3"},
+		{"number zero", syncv1.PreviewProviderGitHub, Event{0, headSHA, "x", false, false}, "", "pull_request.number: number 0"},
+		{"negative number", syncv1.PreviewProviderGitLab, Event{-3, headSHA, "x", false, false}, "", "object_attributes.iid: number -3"},
 		{"number beyond 32 bits", syncv1.PreviewProviderGitHub, Event{1 << 31, headSHA, "x", false, false}, "", "number 2147483648"},
-		{"no commit", syncv1.PreviewProviderGitHub, Event{12, "", "x", false, false}, "", "commit is missing"},
+		{"no commit", syncv1.PreviewProviderGitHub, Event{12, "", "x", false, false}, "", "pull_request.head.sha: the head commit is missing"},
 		{"short commit", syncv1.PreviewProviderGitHub, Event{12, headSHA[:7], "x", false, false}, "", "not a full commit hash"},
 		{"upper-case commit", syncv1.PreviewProviderGitHub, Event{12, strings.ToUpper(headSHA), "x", false, false}, "", "not a full commit hash"},
 		{"branch with a space", syncv1.PreviewProviderGitHub, Event{12, headSHA, "a b", false, false}, "", "not a Git branch name"},
