@@ -140,8 +140,8 @@ func TestReceiver_PreviewRequestsAreBounded(t *testing.T) {
 		if after := f.snapshot()["Repository/full"]; after.resourceVersion != before.resourceVersion {
 			t.Fatalf("the refused request changed the Repository: %v", after.annotations)
 		}
-		if c := f.counts(); c["too_many_previews"] != 1 {
-			t.Fatalf("counts %v, want too_many_previews 1", c)
+		if c := f.counts(); c["bad_request"] != 1 || c["too_many_previews"] != 0 {
+			t.Fatalf("counts %v, want bad_request 1: the guide's result values only", c)
 		}
 		if got := opened("full", 100, commitB); got.status != http.StatusAccepted {
 			t.Fatalf("a held request's update: %d %q, want 202", got.status, got.body)

@@ -24,7 +24,17 @@ const (
 )
 
 var results = []result{resultAccepted, resultIgnored, resultPing, resultUnauthorized, resultRateLimited,
-	resultTooLarge, resultBadRequest, resultRepositoryMismatch, resultError, resultTooManyPreviews}
+	resultTooLarge, resultBadRequest, resultRepositoryMismatch, resultError}
+
+// label is the value of the result label: the guide lists nine, so a
+// preview request refused at the cap counts as bad_request, and its body
+// says why.
+func (r result) label() result {
+	if r == resultTooManyPreviews {
+		return resultBadRequest
+	}
+	return r
+}
 
 // responses are the status and body of each result. A body never depends
 // on the request, so that one 401 is byte for byte every other 401.
@@ -51,7 +61,7 @@ func (rc *Receiver) respond(w http.ResponseWriter, res result) {
 
 // respondStatus writes status with res's body and counts res.
 func (rc *Receiver) respondStatus(w http.ResponseWriter, status int, res result) {
-	rc.requests.WithLabelValues(string(res)).Inc()
+	rc.requests.WithLabelValues(string(res.label())).Inc()
 	h := w.Header()
 	body := responses[res].body
 	h.Set("Content-Type", "text/plain; charset=utf-8")
