@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/kuvryn/kuvryn-sync/services/sync-controller/internal/planner"
 	"github.com/kuvryn/kuvryn-sync/services/sync-controller/internal/revision"
 )
 
@@ -17,7 +18,7 @@ func TestBindFlags_HandEditFieldManagersSetsTheListTakenBack(t *testing.T) {
 		want    []string
 		wantErr string
 	}{
-		{name: "default is the documented list", want: revision.DefaultHandEditManagers},
+		{name: "default is the documented list", want: planner.DefaultHandEditManagers},
 		{name: "a list", args: []string{"--hand-edit-field-managers=kubectl-patch,kubectl-edit"}, want: []string{"kubectl-patch", "kubectl-edit"}},
 		{name: "spaces around entries", args: []string{"--hand-edit-field-managers= kubectl-patch , my-script "}, want: []string{"kubectl-patch", "my-script"}},
 		{name: "empty takes back none", args: []string{"--hand-edit-field-managers="}, want: []string{}},

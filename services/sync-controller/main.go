@@ -16,6 +16,7 @@ import (
 
 	syncv1 "github.com/kuvryn/kuvryn-sync/apis/v1alpha1"
 	"github.com/kuvryn/kuvryn-sync/pkg/manager"
+	"github.com/kuvryn/kuvryn-sync/services/sync-controller/internal/planner"
 	"github.com/kuvryn/kuvryn-sync/services/sync-controller/internal/revision"
 	"github.com/kuvryn/kuvryn-sync/services/sync-controller/internal/webhook"
 )
@@ -65,10 +66,10 @@ func bindFlags(fs *flag.FlagSet, o *revision.Options) {
 		"Drift re-check for Applications with unwatched kinds, and health re-check for unhealthy ones; 0 disables the drift re-check.")
 	fs.DurationVar(&o.RetryInterval, "retry-interval", 30*time.Second,
 		"Wait before an automatic Application retries a failed attempt, doubled for each further failure in a row up to 10m; 0 disables retries.")
-	o.HandEditManagers = slices.Clone(revision.DefaultHandEditManagers)
+	o.HandEditManagers = slices.Clone(planner.DefaultHandEditManagers)
 	fs.Func("hand-edit-field-managers",
 		"Comma-separated field managers whose fields are taken back as edits made by hand, by a manual Application only in its approved rollout; empty takes back none. (default \""+
-			strings.Join(revision.DefaultHandEditManagers, ",")+"\")",
+			strings.Join(planner.DefaultHandEditManagers, ",")+"\")",
 		func(s string) error {
 			managers, err := parseManagers(s)
 			if err != nil {

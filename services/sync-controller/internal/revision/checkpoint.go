@@ -19,21 +19,21 @@ func (r *Reconciler) record(ctx context.Context, ro *rollout) error {
 		return nil
 	}
 	ro.summarize()
-	if ro.rev != nil {
-		ro.rev.Status.ObservedGeneration = ro.rev.Generation
-		if owned := ownedRevisionStatus(ro.rev); !equality.Semantic.DeepEqual(owned, ro.writtenRev) {
-			if err := ssa.ApplyStatus(ctx, r.Client, ro.rev, syncv1.FieldManagerSync, owned); err != nil {
-				return fmt.Errorf("recording status of Revision %s/%s: %w", ro.rev.Namespace, ro.rev.Name, err)
+	if ro.Rev != nil {
+		ro.Rev.Status.ObservedGeneration = ro.Rev.Generation
+		if owned := ownedRevisionStatus(ro.Rev); !equality.Semantic.DeepEqual(owned, ro.writtenRev) {
+			if err := ssa.ApplyStatus(ctx, r.Client, ro.Rev, syncv1.FieldManagerSync, owned); err != nil {
+				return fmt.Errorf("recording status of Revision %s/%s: %w", ro.Rev.Namespace, ro.Rev.Name, err)
 			}
-			r.wrote(ro.rev)
+			r.wrote(ro.Rev)
 			ro.writtenRev = owned
 		}
 	}
-	if owned := ownedApplicationStatus(ro.app); !equality.Semantic.DeepEqual(owned, ro.writtenApp) {
-		if err := ssa.ApplyStatus(ctx, r.Client, ro.app, syncv1.FieldManagerSync, owned); err != nil {
-			return fmt.Errorf("recording status of Application %s/%s: %w", ro.app.Namespace, ro.app.Name, err)
+	if owned := ownedApplicationStatus(ro.App); !equality.Semantic.DeepEqual(owned, ro.writtenApp) {
+		if err := ssa.ApplyStatus(ctx, r.Client, ro.App, syncv1.FieldManagerSync, owned); err != nil {
+			return fmt.Errorf("recording status of Application %s/%s: %w", ro.App.Namespace, ro.App.Name, err)
 		}
-		r.wrote(ro.app)
+		r.wrote(ro.App)
 		ro.writtenApp = owned
 	}
 	r.emit(ro)
@@ -67,7 +67,7 @@ func (r *Reconciler) checkpoint(ctx context.Context, ro *rollout) error {
 // first wave's inventory, both due before anything is applied, are one
 // write.
 func (r *Reconciler) recordAttempt(ctx context.Context, ro *rollout) error {
-	if ro.writtenRev != nil && ro.writtenRev.Attempt == ro.rev.Status.Attempt {
+	if ro.writtenRev != nil && ro.writtenRev.Attempt == ro.Rev.Status.Attempt {
 		return nil
 	}
 	return r.checkpoint(ctx, ro)

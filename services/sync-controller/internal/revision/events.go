@@ -35,11 +35,11 @@ const maxEventNoteBytes = 1024
 // desired Revision; the recorder counts them by the Application's state.
 func (r *Reconciler) emit(ro *rollout) {
 	var related runtime.Object
-	if ro.rev != nil {
-		related = ro.rev
+	if ro.Rev != nil {
+		related = ro.Rev
 	}
 	for _, e := range ro.events {
-		r.Recorder.Eventf(ro.app, related, e.eventType, e.reason, e.action, "%s", message.Bound(e.message, maxEventNoteBytes))
+		r.Recorder.Eventf(ro.App, related, e.eventType, e.reason, e.action, "%s", message.Bound(e.message, maxEventNoteBytes))
 	}
 	ro.events = nil
 }

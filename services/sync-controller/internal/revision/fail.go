@@ -4,6 +4,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	syncv1 "github.com/kuvryn/kuvryn-sync/apis/v1alpha1"
+	"github.com/kuvryn/kuvryn-sync/services/sync-controller/internal/planner"
 )
 
 // failedAt is the step of the lifecycle a failure stopped, which decides
@@ -31,38 +32,38 @@ const (
 // that explains it (but for a render failure, which the source-controller
 // explains). It is the only way a Revision fails; phases and their
 // helpers return failures as errors and the phase that gets one calls fail.
-func (ro *rollout) fail(at failedAt, f *failure) {
+func (ro *rollout) fail(at failedAt, f *planner.Failure) {
 	switch at {
 	case atRender:
 		ro.blocked = f
-		if h := ro.app.Status.History; len(h) == 0 || h[0].Revision != ro.rev.Name {
+		if h := ro.App.Status.History; len(h) == 0 || h[0].Revision != ro.Rev.Name {
 			ro.startHistory()
-			ro.finishHistory(syncv1.PhaseFailed, f.reason)
+			ro.finishHistory(syncv1.PhaseFailed, f.Reason)
 		}
 	case atServiceAccount:
 		ro.blocked = f
-		if ro.beforeRollout() && ro.setRevCondition(syncv1.ConditionPlanned, metav1.ConditionFalse, f.reason, f.message) {
-			ro.warning(f.reason, actionPlan, "%s", f.message)
+		if ro.beforeRollout() && ro.setRevCondition(syncv1.ConditionPlanned, metav1.ConditionFalse, f.Reason, f.Message) {
+			ro.warning(f.Reason, actionPlan, "%s", f.Message)
 		}
 	case atPlan:
-		ro.rev.Status.Phase = syncv1.PhaseFailed
-		if ro.setRevCondition(syncv1.ConditionPlanned, metav1.ConditionFalse, f.reason, f.message) {
-			ro.warning(f.reason, actionPlan, "Revision %s: %s", ro.rev.Name, f.message)
+		ro.Rev.Status.Phase = syncv1.PhaseFailed
+		if ro.setRevCondition(syncv1.ConditionPlanned, metav1.ConditionFalse, f.Reason, f.Message) {
+			ro.warning(f.Reason, actionPlan, "Revision %s: %s", ro.Rev.Name, f.Message)
 		}
 	case atStart:
-		ro.rev.Status.Phase = syncv1.PhaseFailed
-		if ro.setRevCondition(syncv1.ConditionRolloutComplete, metav1.ConditionFalse, f.reason, f.message) {
-			ro.warning(f.reason, actionRollout, "Revision %s: %s", ro.rev.Name, f.message)
+		ro.Rev.Status.Phase = syncv1.PhaseFailed
+		if ro.setRevCondition(syncv1.ConditionRolloutComplete, metav1.ConditionFalse, f.Reason, f.Message) {
+			ro.warning(f.Reason, actionRollout, "Revision %s: %s", ro.Rev.Name, f.Message)
 		}
 	case inRollout:
-		ro.rev.Status.Phase = syncv1.PhaseFailed
-		ro.setRevCondition(syncv1.ConditionRolloutComplete, metav1.ConditionFalse, f.reason, f.message)
-		for i := range ro.rev.Status.Waves {
-			if ro.rev.Status.Waves[i].State == syncv1.WaveApplying {
-				ro.rev.Status.Waves[i].State = syncv1.WaveFailed
+		ro.Rev.Status.Phase = syncv1.PhaseFailed
+		ro.setRevCondition(syncv1.ConditionRolloutComplete, metav1.ConditionFalse, f.Reason, f.Message)
+		for i := range ro.Rev.Status.Waves {
+			if ro.Rev.Status.Waves[i].State == syncv1.WaveApplying {
+				ro.Rev.Status.Waves[i].State = syncv1.WaveFailed
 			}
 		}
-		ro.finishHistory(syncv1.PhaseFailed, f.reason)
-		ro.warning(f.reason, actionRollout, "Revision %s attempt %d failed: %s", ro.rev.Name, ro.rev.Status.Attempt, f.message)
+		ro.finishHistory(syncv1.PhaseFailed, f.Reason)
+		ro.warning(f.Reason, actionRollout, "Revision %s attempt %d failed: %s", ro.Rev.Name, ro.Rev.Status.Attempt, f.Message)
 	}
 }

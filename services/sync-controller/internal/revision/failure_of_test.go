@@ -11,6 +11,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	syncv1 "github.com/kuvryn/kuvryn-sync/apis/v1alpha1"
+	"github.com/kuvryn/kuvryn-sync/services/sync-controller/internal/planner"
 )
 
 // TestFailureOf_SecretErrorsKeepTheirClassButNeverTheValue: an API error
@@ -44,7 +45,7 @@ func TestFailureOf_SecretErrorsKeepTheirClassButNeverTheValue(t *testing.T) {
 			obj: secretManifest("db", func(map[string]any) {}), err: apierrors.NewTimeoutError("etcd slow "+value, 1),
 			want: []string{"refused by the API server (Timeout)"}},
 		{name: "a Secret's schema mismatch fails without its message",
-			obj: secretManifest("db", func(map[string]any) {}), err: apierrors.NewInternalError(errors.New(typedPatchRefusal + ": .stringData.password: expected string, got &value.valueUnstructured{Value:\"" + value + "\"}")),
+			obj: secretManifest("db", func(map[string]any) {}), err: apierrors.NewInternalError(errors.New(planner.TypedPatchRefusal + ": .stringData.password: expected string, got &value.valueUnstructured{Value:\"" + value + "\"}")),
 			reason: syncv1.ReasonValidationFailure, want: []string{"refused by the API server (InternalError)"}},
 		{name: "a Secret's invalid field fails naming the field, not the value",
 			obj: secretManifest("db", func(map[string]any) {}), err: invalid,
@@ -59,25 +60,25 @@ func TestFailureOf_SecretErrorsKeepTheirClassButNeverTheValue(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			tt.obj.SetNamespace("shop")
-			err := failureOf(tt.obj, "apply", tt.err, syncv1.ReasonValidationFailure)
-			f, failed := asFailure(err)
+			err := planner.FailureOf(tt.obj, "apply", tt.err, syncv1.ReasonValidationFailure)
+			f, failed := planner.AsFailure(err)
 			switch {
 			case tt.reason == "" && failed:
-				t.Errorf("failureOf() = failure %q (%s), want the error retried", f.message, f.reason)
-			case tt.reason != "" && (!failed || f.reason != tt.reason):
-				t.Errorf("failureOf() = %v, want a failure with reason %s", err, tt.reason)
+				t.Errorf("planner.FailureOf() = failure %q (%s), want the error retried", f.Message, f.Reason)
+			case tt.reason != "" && (!failed || f.Reason != tt.reason):
+				t.Errorf("planner.FailureOf() = %v, want a failure with reason %s", err, tt.reason)
 			}
 			if !failed {
 				var status apierrors.APIStatus
 				if !errors.As(err, &status) {
-					t.Errorf("failureOf() = %T, whose API error errors.As no longer finds", err)
+					t.Errorf("planner.FailureOf() = %T, whose API error errors.As no longer finds", err)
 				}
 			}
 			if !contains(err.Error(), tt.want...) {
-				t.Errorf("failureOf() = %q, want it to hold %q", err, tt.want)
+				t.Errorf("planner.FailureOf() = %q, want it to hold %q", err, tt.want)
 			}
 			if !tt.leaks && strings.Contains(err.Error(), value) {
-				t.Errorf("failureOf() = %q, which quotes the value", err)
+				t.Errorf("planner.FailureOf() = %q, which quotes the value", err)
 			}
 		})
 	}

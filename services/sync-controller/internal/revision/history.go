@@ -13,37 +13,37 @@ import (
 // history entry, keeping at most spec.history.limit entries.
 func (ro *rollout) startHistory() {
 	entry := syncv1.HistoryEntry{
-		Revision:  ro.rev.Name,
+		Revision:  ro.Rev.Name,
 		Result:    syncv1.PhaseApplying,
-		StartedAt: ro.now.DeepCopy(),
-		Approval:  ro.rev.Status.Approval.DeepCopy(),
-		Rollback:  ro.rev.Status.Approval != nil && ro.rev.Status.Approval.Rollback,
-		Drift:     ro.rev.Status.Drift,
+		StartedAt: ro.Now.DeepCopy(),
+		Approval:  ro.Rev.Status.Approval.DeepCopy(),
+		Rollback:  ro.Rev.Status.Approval != nil && ro.Rev.Status.Approval.Rollback,
+		Drift:     ro.Rev.Status.Drift,
 	}
-	if ro.rev.Status.Source != nil {
-		entry.SourceCommit = ro.rev.Status.Source.Commit
+	if ro.Rev.Status.Source != nil {
+		entry.SourceCommit = ro.Rev.Status.Source.Commit
 	}
-	if ro.rev.Status.Plan != nil {
-		entry.PlanDigest = ro.rev.Status.Plan.Digest
+	if ro.Rev.Status.Plan != nil {
+		entry.PlanDigest = ro.Rev.Status.Plan.Digest
 	}
 	// The record moves to the attempt that corrects the drift.
-	ro.rev.Status.Drift = ""
-	history := append([]syncv1.HistoryEntry{entry}, ro.app.Status.History...)
+	ro.Rev.Status.Drift = ""
+	history := append([]syncv1.HistoryEntry{entry}, ro.App.Status.History...)
 	if limit := ro.historyLimit(); len(history) > limit {
 		history = history[:limit]
 	}
-	ro.app.Status.History = history
+	ro.App.Status.History = history
 }
 
 // finishHistory closes the attempt under way with its result.
 func (ro *rollout) finishHistory(result syncv1.RevisionPhase, reason string) {
-	h := ro.app.Status.History
-	if len(h) == 0 || h[0].Revision != ro.rev.Name || h[0].Result != syncv1.PhaseApplying {
+	h := ro.App.Status.History
+	if len(h) == 0 || h[0].Revision != ro.Rev.Name || h[0].Result != syncv1.PhaseApplying {
 		return
 	}
 	h[0].Result = result
 	h[0].Reason = reason
-	h[0].FinishedAt = ro.now.DeepCopy()
+	h[0].FinishedAt = ro.Now.DeepCopy()
 }
 
 // revisionsOf lists the Application's Revisions from the cache.

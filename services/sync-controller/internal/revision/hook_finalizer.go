@@ -12,6 +12,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 
 	syncv1 "github.com/kuvryn/kuvryn-sync/apis/v1alpha1"
+	"github.com/kuvryn/kuvryn-sync/services/sync-controller/internal/planner"
 )
 
 // withHookFinalizer returns a copy of a hook object that carries syncv1.HookFinalizer.
@@ -30,7 +31,7 @@ func releaseHook(ctx context.Context, c client.Client, live *unstructured.Unstru
 	patch := client.MergeFromWithOptions(live.DeepCopy(), client.MergeFromWithOptimisticLock{})
 	controllerutil.RemoveFinalizer(live, syncv1.HookFinalizer)
 	if err := c.Patch(ctx, live, patch); err != nil && !apierrors.IsNotFound(err) {
-		return fmt.Errorf("removing finalizer %s from %s: %w", syncv1.HookFinalizer, idOf(live), err)
+		return fmt.Errorf("removing finalizer %s from %s: %w", syncv1.HookFinalizer, planner.IDOf(live), err)
 	}
 	return nil
 }
@@ -46,7 +47,7 @@ func deleteObject(ctx context.Context, c client.Client, live *unstructured.Unstr
 	if err != nil || !controllerutil.ContainsFinalizer(live, syncv1.HookFinalizer) {
 		return err
 	}
-	fresh, err := getLive(ctx, c, live)
+	fresh, err := planner.GetLive(ctx, c, live)
 	if err != nil || fresh == nil || fresh.GetUID() != live.GetUID() {
 		return err
 	}
@@ -57,10 +58,10 @@ func deleteObject(ctx context.Context, c client.Client, live *unstructured.Unstr
 // a failed attempt can leave hooks that were still running, and nothing
 // reads them any more.
 func (r *Reconciler) releaseFinishedHooks(ctx context.Context, ro *rollout) error {
-	if ro.rev.Status.Hooks == nil {
+	if ro.Rev.Status.Hooks == nil {
 		return nil
 	}
-	for _, h := range ro.rev.Status.Hooks.Items {
+	for _, h := range ro.Rev.Status.Hooks.Items {
 		if h.UID == "" {
 			continue
 		}
@@ -72,12 +73,12 @@ func (r *Reconciler) releaseFinishedHooks(ctx context.Context, ro *rollout) erro
 		obj.SetKind(h.Kind)
 		obj.SetNamespace(h.Namespace)
 		obj.SetName(h.Name)
-		live, err := getLive(ctx, ro.client, obj)
+		live, err := planner.GetLive(ctx, ro.Client, obj)
 		if err != nil {
 			return err
 		}
 		if live != nil && string(live.GetUID()) == h.UID {
-			if err := releaseHook(ctx, ro.client, live); err != nil {
+			if err := releaseHook(ctx, ro.Client, live); err != nil {
 				return err
 			}
 		}

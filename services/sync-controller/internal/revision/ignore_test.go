@@ -8,6 +8,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	syncv1 "github.com/kuvryn/kuvryn-sync/apis/v1alpha1"
+	"github.com/kuvryn/kuvryn-sync/services/sync-controller/internal/planner"
 )
 
 // TestIgnore_FieldOfAnotherControllerIsNeitherReportedNorTouched: with an
@@ -42,7 +43,7 @@ func TestIgnore_FieldOfAnotherControllerIsNeitherReportedNorTouched(t *testing.T
 				t.Errorf("the value %s wrote was changed", tt.manager)
 			}
 			desired := object(t, tt.desired)
-			if live := e.get(desired.GetAPIVersion(), desired.GetKind(), "web"); !hasFieldManager(live, tt.manager) {
+			if live := e.get(desired.GetAPIVersion(), desired.GetKind(), "web"); !planner.HasFieldManager(live, tt.manager) {
 				t.Errorf("managedFields = %+v, want %s still owning its field", live.GetManagedFields(), tt.manager)
 			}
 			if rev := e.revision(name); rev.Status.Attempt != 1 {
@@ -84,7 +85,7 @@ func TestIgnore_HandEditOfAnIgnoredFieldStaysWhileTheRestIsReverted(t *testing.T
 			t.Errorf("DriftCorrected Event %q took the ignored field", ev.Note)
 		}
 	}
-	if !hasFieldManager(e.get("v1", "ConfigMap", "settings"), "kubectl-patch") {
+	if !planner.HasFieldManager(e.get("v1", "ConfigMap", "settings"), "kubectl-patch") {
 		t.Error("kubectl-patch no longer owns data.color, which is ignored")
 	}
 }

@@ -9,14 +9,16 @@ import (
 	"time"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
+	"github.com/kuvryn/kuvryn-sync/services/sync-controller/internal/planner"
 )
 
 func TestInParallel_AtMostObjectsAtOnceAndErrorsByIndex(t *testing.T) {
-	const n = 3*objectsAtOnce + 2
+	const n = 3*planner.ObjectsAtOnce + 2
 	var inFlight, most atomic.Int32
 	full := make(chan struct{})
 	var fullOnce sync.Once
-	errs := inParallel(n, func(i int) error {
+	errs := planner.InParallel(n, func(i int) error {
 		now := inFlight.Add(1)
 		defer inFlight.Add(-1)
 		for {
@@ -25,15 +27,15 @@ func TestInParallel_AtMostObjectsAtOnceAndErrorsByIndex(t *testing.T) {
 				break
 			}
 		}
-		if now == objectsAtOnce {
+		if now == planner.ObjectsAtOnce {
 			fullOnce.Do(func() { close(full) })
 		}
-		if i < objectsAtOnce {
+		if i < planner.ObjectsAtOnce {
 			// The first calls wait for each other: they must all run at once.
 			select {
 			case <-full:
 			case <-time.After(time.Minute):
-				t.Errorf("call %d: the first %d calls never ran at once", i, objectsAtOnce)
+				t.Errorf("call %d: the first %d calls never ran at once", i, planner.ObjectsAtOnce)
 			}
 		}
 		if i%5 == 3 {
@@ -41,24 +43,24 @@ func TestInParallel_AtMostObjectsAtOnceAndErrorsByIndex(t *testing.T) {
 		}
 		return nil
 	})
-	if got := most.Load(); got != objectsAtOnce {
-		t.Errorf("at most %d calls ran at once, want %d", got, objectsAtOnce)
+	if got := most.Load(); got != planner.ObjectsAtOnce {
+		t.Errorf("at most %d calls ran at once, want %d", got, planner.ObjectsAtOnce)
 	}
 	for i, err := range errs {
 		if want := i%5 == 3; (err != nil) != want || (want && err.Error() != fmt.Sprintf("object %d", i)) {
 			t.Errorf("errs[%d] = %v", i, err)
 		}
 	}
-	if i, err := firstError(errs); i != 3 || err == nil {
+	if i, err := planner.FirstError(errs); i != 3 || err == nil {
 		t.Errorf("firstError = %d, %v; want 3, object 3", i, err)
 	}
 }
 
 func TestFirstError_NoneIsMinusOne(t *testing.T) {
-	if i, err := firstError([]error{nil, nil}); i != -1 || err != nil {
+	if i, err := planner.FirstError([]error{nil, nil}); i != -1 || err != nil {
 		t.Errorf("firstError = %d, %v; want -1, nil", i, err)
 	}
-	if i, err := firstError([]error{nil, errors.New("b"), errors.New("c")}); i != 1 || err.Error() != "b" {
+	if i, err := planner.FirstError([]error{nil, errors.New("b"), errors.New("c")}); i != 1 || err.Error() != "b" {
 		t.Errorf("firstError = %d, %v; want 1, b", i, err)
 	}
 }

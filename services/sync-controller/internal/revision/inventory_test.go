@@ -2,6 +2,8 @@ package revision
 
 import (
 	"testing"
+
+	"github.com/kuvryn/kuvryn-sync/services/sync-controller/internal/planner"
 )
 
 func TestInventoryEntry_RoundTripsIdentityAndVersion(t *testing.T) {
@@ -17,16 +19,16 @@ func TestInventoryEntry_RoundTripsIdentityAndVersion(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			obj := object(t, tt.manifest)
-			entry := inventoryEntry(obj)
+			entry := planner.InventoryEntry(obj)
 			if entry != tt.want {
-				t.Fatalf("inventoryEntry() = %q, want %q", entry, tt.want)
+				t.Fatalf("planner.InventoryEntry() = %q, want %q", entry, tt.want)
 			}
-			back, err := parseInventoryEntry(entry)
+			back, err := planner.ParseInventoryEntry(entry)
 			if err != nil {
-				t.Fatalf("parseInventoryEntry(%q) error = %v", entry, err)
+				t.Fatalf("planner.ParseInventoryEntry(%q) error = %v", entry, err)
 			}
-			if idOf(back) != idOf(obj) || back.GroupVersionKind() != obj.GroupVersionKind() {
-				t.Errorf("parseInventoryEntry(%q) = %v %v, want %v %v", entry, idOf(back), back.GroupVersionKind(), idOf(obj), obj.GroupVersionKind())
+			if planner.IDOf(back) != planner.IDOf(obj) || back.GroupVersionKind() != obj.GroupVersionKind() {
+				t.Errorf("planner.ParseInventoryEntry(%q) = %v %v, want %v %v", entry, planner.IDOf(back), back.GroupVersionKind(), planner.IDOf(obj), obj.GroupVersionKind())
 			}
 		})
 	}

@@ -4,43 +4,19 @@ import (
 	"context"
 	"fmt"
 
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	syncv1 "github.com/kuvryn/kuvryn-sync/apis/v1alpha1"
 	"github.com/kuvryn/kuvryn-sync/services/sync-controller/internal/health"
+	"github.com/kuvryn/kuvryn-sync/services/sync-controller/internal/planner"
 )
-
-// getLive reads obj's live state as the client's user; nil when it does not exist.
-func getLive(ctx context.Context, c client.Client, obj *unstructured.Unstructured) (*unstructured.Unstructured, error) {
-	live := &unstructured.Unstructured{}
-	live.SetGroupVersionKind(obj.GroupVersionKind())
-	err := c.Get(ctx, client.ObjectKeyFromObject(obj), live)
-	switch {
-	case err == nil:
-		return live, nil
-	case apierrors.IsNotFound(err):
-		return nil, nil
-	default:
-		return nil, failureOf(obj, "read", err, syncv1.ReasonApplyFailed)
-	}
-}
 
 // observe records live as the state of its object in this reconcile.
 func (ro *rollout) observe(live *unstructured.Unstructured) {
 	if ro.observed == nil {
-		ro.observed = map[objectID]*unstructured.Unstructured{}
+		ro.observed = map[planner.ObjectID]*unstructured.Unstructured{}
 	}
-	ro.observed[idOf(live)] = live
-}
-
-// noop records live as an object the plan found unchanged (rollout.noops).
-func (ro *rollout) noop(live *unstructured.Unstructured) {
-	if ro.noops == nil {
-		ro.noops = map[objectID]*unstructured.Unstructured{}
-	}
-	ro.noops[idOf(live)] = live
+	ro.observed[planner.IDOf(live)] = live
 }
 
 // current is obj's live state as applied or read earlier in this reconcile,
@@ -48,10 +24,10 @@ func (ro *rollout) noop(live *unstructured.Unstructured) {
 // one pass over the groups, so what it saw is current enough to judge
 // health; the next reconcile reads afresh.
 func (ro *rollout) current(ctx context.Context, obj *unstructured.Unstructured) (*unstructured.Unstructured, error) {
-	if live, ok := ro.observed[idOf(obj)]; ok {
+	if live, ok := ro.observed[planner.IDOf(obj)]; ok {
 		return live, nil
 	}
-	live, err := getLive(ctx, ro.client, obj)
+	live, err := planner.GetLive(ctx, ro.Client, obj)
 	if err == nil && live != nil {
 		ro.observe(live)
 	}
@@ -66,15 +42,15 @@ func (r *Reconciler) healthOf(ctx context.Context, ro *rollout, objs []*unstruct
 	for _, obj := range objs {
 		live, err := r.liveForHealth(ctx, ro, obj)
 		if err != nil {
-			if f, ok := asFailure(err); ok {
-				return syncv1.HealthUnknown, f.message, nil
+			if f, ok := planner.AsFailure(err); ok {
+				return syncv1.HealthUnknown, f.Message, nil
 			}
 			return "", "", err
 		}
 		res := health.Of(live)
 		if next := health.Aggregate(worst, res.State); next != worst {
 			worst = next
-			culprit = fmt.Sprintf("%s is %s: %s", idOf(obj), res.State, res.Message)
+			culprit = fmt.Sprintf("%s is %s: %s", planner.IDOf(obj), res.State, res.Message)
 		}
 	}
 	return worst, culprit, nil
@@ -104,7 +80,7 @@ func (r *Reconciler) awaitHealth(ro *rollout, objs []*unstructured.Unstructured)
 // health (docs/benchmarks.md). An object not in the watch cache yet is read
 // live, so a fresh apply is never taken for a missing object.
 func (r *Reconciler) liveForHealth(ctx context.Context, ro *rollout, obj *unstructured.Unstructured) (*unstructured.Unstructured, error) {
-	if live, ok := ro.observed[idOf(obj)]; ok {
+	if live, ok := ro.observed[planner.IDOf(obj)]; ok {
 		return live, nil
 	}
 	if health.FromMetadata(obj) && r.watches != nil {

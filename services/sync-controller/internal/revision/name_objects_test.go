@@ -5,6 +5,8 @@ import (
 	"testing"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
+	"github.com/kuvryn/kuvryn-sync/services/sync-controller/internal/planner"
 )
 
 func TestNameObjects_NamesAtMostFiveAndCountsTheRest(t *testing.T) {
@@ -21,8 +23,8 @@ func TestNameObjects_NamesAtMostFiveAndCountsTheRest(t *testing.T) {
 		{7, "ConfigMap shop/c0, ConfigMap shop/c1, ConfigMap shop/c2, ConfigMap shop/c3, ConfigMap shop/c4 and 2 more"},
 	}
 	for _, tt := range tests {
-		if got := nameObjects(objs[:tt.n]); got != tt.want {
-			t.Errorf("nameObjects(%d objects) = %q, want %q", tt.n, got, tt.want)
+		if got := planner.NameObjects(objs[:tt.n]); got != tt.want {
+			t.Errorf("planner.NameObjects(%d objects) = %q, want %q", tt.n, got, tt.want)
 		}
 	}
 }

@@ -10,6 +10,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	syncv1 "github.com/kuvryn/kuvryn-sync/apis/v1alpha1"
+	"github.com/kuvryn/kuvryn-sync/services/sync-controller/internal/planner"
 )
 
 // TestSelfHeal_AnotherControllersFieldIsLeftAloneAndReported: a field that a
@@ -42,7 +43,7 @@ func TestSelfHeal_AnotherControllersFieldIsLeftAloneAndReported(t *testing.T) {
 			}
 			desired := object(t, tt.desired)
 			live := e.get(desired.GetAPIVersion(), desired.GetKind(), "web")
-			if !hasFieldManager(live, tt.manager) {
+			if !planner.HasFieldManager(live, tt.manager) {
 				t.Errorf("%s managedFields = %+v, want %s still owning its field", owner, live.GetManagedFields(), tt.manager)
 			}
 			for _, ev := range e.events("shop", syncv1.ReasonDriftCorrected) {

@@ -11,6 +11,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	syncv1 "github.com/kuvryn/kuvryn-sync/apis/v1alpha1"
+	"github.com/kuvryn/kuvryn-sync/services/sync-controller/internal/planner"
 )
 
 // firstRenderGrace is how long a new Application waits for its first
@@ -31,10 +32,10 @@ func (r *Reconciler) resolveTarget(ctx context.Context, ro *rollout) (step, erro
 		return ro.awaitFirstRender(), nil
 	}
 	var rev *syncv1.Revision
-	if name == ro.app.Status.DesiredRevision {
-		rev, err = r.readDesiredRevision(ctx, ro.app, name)
+	if name == ro.App.Status.DesiredRevision {
+		rev, err = r.readDesiredRevision(ctx, ro.App, name)
 	} else {
-		rev, err = r.readRevision(ctx, ro.app.Namespace, name)
+		rev, err = r.readRevision(ctx, ro.App.Namespace, name)
 	}
 	if err != nil {
 		if apierrors.IsNotFound(err) {
@@ -42,14 +43,14 @@ func (r *Reconciler) resolveTarget(ctx context.Context, ro *rollout) (step, erro
 			r.log(ctx).Info("desired Revision not found yet", "revision", name)
 			return ro.awaitFirstRender(), nil
 		}
-		return halt, fmt.Errorf("reading desired Revision %s/%s: %w", ro.app.Namespace, name, err)
+		return halt, fmt.Errorf("reading desired Revision %s/%s: %w", ro.App.Namespace, name, err)
 	}
-	if !rev.BelongsTo(client.ObjectKeyFromObject(ro.app)) {
+	if !rev.BelongsTo(client.ObjectKeyFromObject(ro.App)) {
 		return halt, fmt.Errorf("Revision %s/%s belongs to Application %q, not %q",
-			rev.Namespace, rev.Name, rev.Spec.ApplicationName, ro.app.Name)
+			rev.Namespace, rev.Name, rev.Spec.ApplicationName, ro.App.Name)
 	}
 	ro.setRevision(rev)
-	if f := renderFailure(rev); f != nil {
+	if f := planner.RenderFailure(rev); f != nil {
 		ro.fail(atRender, f)
 		return halt, nil
 	}
@@ -74,25 +75,11 @@ func (ro *rollout) awaitFirstRender() step {
 // source-controller, or once firstRenderGrace has passed since its creation.
 func (ro *rollout) firstRenderWait() time.Duration {
 	for _, typ := range []string{syncv1.ConditionReady, syncv1.ConditionSynced, syncv1.ConditionRendered} {
-		if meta.FindStatusCondition(ro.app.Status.Conditions, typ) != nil {
+		if meta.FindStatusCondition(ro.App.Status.Conditions, typ) != nil {
 			return 0
 		}
 	}
-	return ro.app.CreationTimestamp.Add(firstRenderGrace).Sub(ro.now.Time)
-}
-
-// renderFailure is the failure a Revision without a desired state records,
-// from its Rendered condition; nil for a rendered Revision.
-func renderFailure(rev *syncv1.Revision) *failure {
-	if rev.Spec.DesiredState.SecretName != "" {
-		return nil
-	}
-	f := &failure{reason: syncv1.ReasonRenderFailed, message: fmt.Sprintf("Revision %s failed to render", rev.Name)}
-	if c := meta.FindStatusCondition(rev.Status.Conditions, syncv1.ConditionRendered); c != nil && c.Status == metav1.ConditionFalse {
-		f.reason = c.Reason
-		f.message = fmt.Sprintf("Revision %s failed to render: %s", rev.Name, c.Message)
-	}
-	return f
+	return ro.App.CreationTimestamp.Add(firstRenderGrace).Sub(ro.Now.Time)
 }
 
 // target names the Revision this reconcile works on: the desired one, or
@@ -102,7 +89,7 @@ func renderFailure(rev *syncv1.Revision) *failure {
 // applied again) until a newer desired state arrives, which releases the
 // hold and is rolled out as usual.
 func (r *Reconciler) target(ctx context.Context, ro *rollout) (string, error) {
-	desired := ro.app.Status.DesiredRevision
+	desired := ro.App.Status.DesiredRevision
 	req, err := r.rollbackRequest(ctx, ro)
 	if err != nil || req == nil {
 		return desired, err
@@ -111,12 +98,12 @@ func (r *Reconciler) target(ctx context.Context, ro *rollout) (string, error) {
 		ro.rollback = &req.record
 		return req.record.Revision, nil
 	}
-	held := ro.app.Status.HeldRevision
+	held := ro.App.Status.HeldRevision
 	if held == "" {
 		return desired, nil
 	}
 	if desired != held {
-		ro.app.Status.HeldRevision = ""
+		ro.App.Status.HeldRevision = ""
 		ro.normal(syncv1.ReasonProgressing, actionRollout, "Revision %s is no longer held: a newer desired state, Revision %s, arrived", held, desired)
 		return desired, nil
 	}
@@ -132,7 +119,7 @@ type rollbackRequest struct {
 }
 
 func (r *Reconciler) rollbackRequest(ctx context.Context, ro *rollout) (*rollbackRequest, error) {
-	a := ro.app.Annotations
+	a := ro.App.Annotations
 	name := a[syncv1.RollbackRequestedAnnotation]
 	if name == "" {
 		return nil, nil
@@ -142,16 +129,16 @@ func (r *Reconciler) rollbackRequest(ctx context.Context, ro *rollout) (*rollbac
 		r.log(ctx).Info("ignoring a rollback request the webhook did not record", "revision", name)
 		return nil, nil
 	}
-	rev, err := r.readRevision(ctx, ro.app.Namespace, name)
+	rev, err := r.readRevision(ctx, ro.App.Namespace, name)
 	if err != nil {
 		if apierrors.IsNotFound(err) {
 			r.log(ctx).Info("rollback target not found", "revision", name)
 			return nil, nil
 		}
-		return nil, fmt.Errorf("reading rollback target Revision %s/%s: %w", ro.app.Namespace, name, err)
+		return nil, fmt.Errorf("reading rollback target Revision %s/%s: %w", ro.App.Namespace, name, err)
 	}
 	digest := a[syncv1.RollbackDesiredStateAnnotation]
-	if !rev.BelongsTo(client.ObjectKeyFromObject(ro.app)) || rev.Spec.DesiredState.Digest != digest {
+	if !rev.BelongsTo(client.ObjectKeyFromObject(ro.App)) || rev.Spec.DesiredState.Digest != digest {
 		return nil, nil
 	}
 	record := syncv1.ApprovalRecord{

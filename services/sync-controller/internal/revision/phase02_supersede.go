@@ -15,23 +15,23 @@ import (
 // supersede ends what the previous desired Revision left open: an attempt
 // still rolling out, or a plan waiting to start.
 func (r *Reconciler) supersede(ctx context.Context, ro *rollout) (step, error) {
-	h := ro.app.Status.History
-	if len(h) > 0 && h[0].Result == syncv1.PhaseApplying && h[0].Revision != ro.rev.Name {
+	h := ro.App.Status.History
+	if len(h) > 0 && h[0].Result == syncv1.PhaseApplying && h[0].Revision != ro.Rev.Name {
 		if err := r.supersedeRevision(ctx, ro, h[0].Revision); err != nil {
 			return halt, err
 		}
 		h[0].Result = syncv1.PhaseSuperseded
 		h[0].Reason = syncv1.ReasonSuperseded
-		h[0].FinishedAt = ro.now.DeepCopy()
+		h[0].FinishedAt = ro.Now.DeepCopy()
 	}
-	revs, err := r.revisionsOf(ctx, ro.app)
+	revs, err := r.revisionsOf(ctx, ro.App)
 	if err != nil {
 		return halt, err
 	}
 	for _, rev := range revs {
 		switch rev.Status.Phase {
 		case syncv1.PhasePlanned, syncv1.PhaseAwaitingApproval, syncv1.PhaseApproved:
-			if rev.Name != ro.rev.Name {
+			if rev.Name != ro.Rev.Name {
 				if err := r.supersedeRevision(ctx, ro, rev.Name); err != nil {
 					return halt, err
 				}
@@ -43,7 +43,7 @@ func (r *Reconciler) supersede(ctx context.Context, ro *rollout) (step, error) {
 
 // supersedeRevision marks an earlier Revision Superseded by the desired one.
 func (r *Reconciler) supersedeRevision(ctx context.Context, ro *rollout, name string) error {
-	old, err := r.readRevision(ctx, ro.app.Namespace, name)
+	old, err := r.readRevision(ctx, ro.App.Namespace, name)
 	if err != nil {
 		return client.IgnoreNotFound(err)
 	}
@@ -53,7 +53,7 @@ func (r *Reconciler) supersedeRevision(ctx context.Context, ro *rollout, name st
 	default:
 		return nil
 	}
-	message := fmt.Sprintf("superseded by Revision %s", ro.rev.Name)
+	message := fmt.Sprintf("superseded by Revision %s", ro.Rev.Name)
 	old.Status.Phase = syncv1.PhaseSuperseded
 	if wasRolling {
 		setCondition(&old.Status.Conditions, old.Generation, syncv1.ConditionRolloutComplete,
@@ -69,10 +69,10 @@ func (r *Reconciler) supersedeRevision(ctx context.Context, ro *rollout, name st
 	ro.normal(syncv1.ReasonSuperseded, actionRollout, "Revision %s %s", name, message)
 	// The guide: a desired state that changed before the rollout started
 	// makes the approval stale; the new Revision needs its own.
-	if a := ro.app.Annotations; !wasRolling && a[syncv1.ApprovedRevisionAnnotation] == name {
+	if a := ro.App.Annotations; !wasRolling && a[syncv1.ApprovedRevisionAnnotation] == name {
 		ro.warning(syncv1.ReasonApprovalStale, actionApprove,
 			"approval of Revision %s by %s is stale: a newer desired state, Revision %s, arrived before its rollout started; approve Revision %s to roll it out",
-			name, a[syncv1.ApprovedByAnnotation], ro.rev.Name, ro.rev.Name)
+			name, a[syncv1.ApprovedByAnnotation], ro.Rev.Name, ro.Rev.Name)
 	}
 	return nil
 }

@@ -5,7 +5,7 @@ import "context"
 // holdRollback keeps the Revision a rollback moved away from, once it is
 // desired again, from rolling out until a newer desired state arrives.
 func (r *Reconciler) holdRollback(_ context.Context, ro *rollout) (step, error) {
-	if ro.app.Status.HeldRevision == ro.rev.Name && ro.beforeRollout() {
+	if ro.App.Status.HeldRevision == ro.Rev.Name && ro.beforeRollout() {
 		return halt, nil
 	}
 	return proceed, nil

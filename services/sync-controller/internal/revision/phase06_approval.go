@@ -22,21 +22,21 @@ func (r *Reconciler) awaitApproval(_ context.Context, ro *rollout) (step, error)
 		ro.markApproved()
 		return proceed, nil
 	}
-	if ro.rev.Status.Phase == syncv1.PhaseFailed || ro.rev.Status.Plan == nil {
+	if ro.Rev.Status.Phase == syncv1.PhaseFailed || ro.Rev.Status.Plan == nil {
 		return halt, nil
 	}
-	ro.rev.Status.Phase = syncv1.PhaseAwaitingApproval
-	digest := ro.rev.Status.Plan.Digest
+	ro.Rev.Status.Phase = syncv1.PhaseAwaitingApproval
+	digest := ro.Rev.Status.Plan.Digest
 	if rec := ro.approvalRequest(); rec != nil && rec.Digest != digest && !ro.approvalUsed(rec) {
 		message := fmt.Sprintf("Revision %s: the approval by %s of plan %s is stale: desired or live state changed and the plan is now %s; approve again with `%s`",
-			ro.rev.Name, rec.By, rec.Digest, digest, ro.app.ApproveCommand(ro.rev.Name))
+			ro.Rev.Name, rec.By, rec.Digest, digest, ro.App.ApproveCommand(ro.Rev.Name))
 		if ro.setRevCondition(syncv1.ConditionAwaitingApproval, metav1.ConditionTrue, syncv1.ReasonApprovalStale, message) {
 			ro.warning(syncv1.ReasonApprovalStale, actionApprove, "%s", message)
 		}
 		return halt, nil
 	}
 	message := fmt.Sprintf("Revision %s waits for approval of plan %s: run `%s`",
-		ro.rev.Name, digest, ro.app.ApproveCommand(ro.rev.Name))
+		ro.Rev.Name, digest, ro.App.ApproveCommand(ro.Rev.Name))
 	if ro.setRevCondition(syncv1.ConditionAwaitingApproval, metav1.ConditionTrue, syncv1.ReasonAwaitingApproval, message) {
 		ro.normal(syncv1.ReasonAwaitingApproval, actionApprove, "%s", message)
 	}

@@ -12,6 +12,7 @@ import (
 	"github.com/kuvryn/kuvryn-sync/services/sync-controller/internal/desired"
 	"github.com/kuvryn/kuvryn-sync/services/sync-controller/internal/hook"
 	"github.com/kuvryn/kuvryn-sync/services/sync-controller/internal/plan"
+	"github.com/kuvryn/kuvryn-sync/services/sync-controller/internal/planner"
 )
 
 // startRollout begins an attempt at an approved, planned Revision. It first
@@ -22,15 +23,15 @@ import (
 // hooks that succeeded keep their object and state and do not run again.
 // Then it records the attempt (beginAttempt).
 func (r *Reconciler) startRollout(ctx context.Context, ro *rollout) (step, error) {
-	if !ro.beforeRollout() || !ro.approved() || ro.rev.Status.Phase == syncv1.PhaseFailed {
+	if !ro.beforeRollout() || !ro.approved() || ro.Rev.Status.Phase == syncv1.PhaseFailed {
 		return proceed, nil
 	}
-	ds, err := r.loadDesired(ctx, ro)
+	ds, err := r.plans().LoadDesired(ctx, &ro.Scope)
 	if err != nil {
 		return halt, err
 	}
 	hooks, gone, err := r.clearPreviousHooks(ctx, ro, ds)
-	if f, ok := asFailure(err); ok {
+	if f, ok := planner.AsFailure(err); ok {
 		ro.fail(atStart, f)
 		return halt, nil
 	}
@@ -52,7 +53,7 @@ func (r *Reconciler) clearPreviousHooks(ctx context.Context, ro *rollout, ds *de
 	var hooks []syncv1.HookStatus
 	gone := true
 	resuming := ro.resumesFailedAttempt()
-	for _, stage := range hookStages {
+	for _, stage := range planner.HookStages {
 		for _, obj := range ds.Hooks(stage) {
 			if prev := ro.hookStatus(obj); resuming && prev != nil && prev.State == syncv1.HookSucceeded {
 				hooks = append(hooks, *prev)
@@ -72,28 +73,28 @@ func (r *Reconciler) clearPreviousHooks(ctx context.Context, ro *rollout, ds *de
 // clearPreviousHook deletes the live object of hook obj, if there is one,
 // and reports whether it was gone already.
 func (r *Reconciler) clearPreviousHook(ctx context.Context, ro *rollout, stage hook.Stage, obj *unstructured.Unstructured) (bool, error) {
-	live, err := getLive(ctx, ro.client, obj)
+	live, err := planner.GetLive(ctx, ro.Client, obj)
 	if err != nil || live == nil {
 		return err == nil, err
 	}
-	if owner := ro.ownedByAnother(live); owner != "" {
-		return false, &failure{reason: syncv1.ReasonApplyConflict, message: fmt.Sprintf(
+	if owner := ro.OwnedByAnother(live); owner != "" {
+		return false, &planner.Failure{Reason: syncv1.ReasonApplyConflict, Message: fmt.Sprintf(
 			"%s hook %s belongs to Application %s (annotation %s); an object is managed by one Application only",
-			stage, idOf(obj), owner, syncv1.OwnedByAnnotation)}
+			stage, planner.IDOf(obj), owner, syncv1.OwnedByAnnotation)}
 	}
-	if !managedBySync(live) {
-		return false, &failure{reason: syncv1.ReasonHookFailed, message: fmt.Sprintf(
+	if !planner.ManagedBySync(live) {
+		return false, &planner.Failure{Reason: syncv1.ReasonHookFailed, Message: fmt.Sprintf(
 			"%s hook %s: an object of that name exists that Kuvryn Sync did not create; a hook must be created by the rollout",
-			stage, idOf(obj))}
+			stage, planner.IDOf(obj))}
 	}
 	if live.GetDeletionTimestamp() != nil {
-		return false, releaseHook(ctx, ro.client, live)
+		return false, releaseHook(ctx, ro.Client, live)
 	}
-	if err := deleteObject(ctx, ro.client, live); err != nil {
-		if f, ok := asFailure(failureOf(obj, "delete previous hook", err, syncv1.ReasonHookFailed)); ok {
+	if err := deleteObject(ctx, ro.Client, live); err != nil {
+		if f, ok := planner.AsFailure(planner.FailureOf(obj, "delete previous hook", err, syncv1.ReasonHookFailed)); ok {
 			return false, f
 		}
-		return false, fmt.Errorf("deleting previous hook %s: %w", idOf(obj), err)
+		return false, fmt.Errorf("deleting previous hook %s: %w", planner.IDOf(obj), err)
 	}
 	return false, nil
 }
@@ -102,7 +103,7 @@ func (r *Reconciler) clearPreviousHook(ctx context.Context, ro *rollout, stage h
 // rollback request, or the manual approval), every hook in hooks, every
 // wave Pending, an empty inventory, and a new history entry.
 func (ro *rollout) beginAttempt(ds *desired.State, hooks []syncv1.HookStatus) {
-	st := &ro.rev.Status
+	st := &ro.Rev.Status
 	st.Attempt++
 	st.Phase = syncv1.PhaseApplying
 	st.Approval = nil
@@ -110,7 +111,7 @@ func (ro *rollout) beginAttempt(ds *desired.State, hooks []syncv1.HookStatus) {
 	case ro.rollback != nil:
 		st.Approval = ro.rollback
 		ro.holdForRollback()
-	case !ro.app.Spec.Sync.Automatic:
+	case !ro.App.Spec.Sync.Automatic:
 		st.Approval = ro.approvalRequest()
 	}
 	st.Hooks = nil
@@ -128,27 +129,27 @@ func (ro *rollout) beginAttempt(ds *desired.State, hooks []syncv1.HookStatus) {
 		fmt.Sprintf("attempt %d: %d pre-sync hook(s), %d wave(s), prune, %d post-sync hook(s)",
 			st.Attempt, len(ds.Groups.PreSync), len(ds.Groups.Waves), len(ds.Groups.PostSync)))
 	ro.startHistory()
-	ro.app.Status.Health = syncv1.HealthProgressing
+	ro.App.Status.Health = syncv1.HealthProgressing
 	ro.normal(syncv1.ReasonProgressing, actionRollout, "rolling out Revision %s, attempt %d, %s",
-		ro.rev.Name, st.Attempt, planSummary(st.Plan))
+		ro.Rev.Name, st.Attempt, planner.Summary(st.Plan))
 }
 
 // holdForRollback holds the Revision rolled back from, so that it is not
 // deployed again until a newer desired state, and says so in an Event.
 func (ro *rollout) holdForRollback() {
-	from := ro.app.Status.RollbackHold(ro.rev.Name)
-	ro.app.Status.HeldRevision = from
+	from := ro.App.Status.RollbackHold(ro.Rev.Name)
+	ro.App.Status.HeldRevision = from
 	if from == "" {
-		ro.normal(syncv1.ReasonRolledBack, actionRollout, "rolling back to Revision %s as %s requested", ro.rev.Name, ro.rollback.By)
+		ro.normal(syncv1.ReasonRolledBack, actionRollout, "rolling back to Revision %s as %s requested", ro.Rev.Name, ro.rollback.By)
 	} else {
 		ro.normal(syncv1.ReasonRolledBack, actionRollout, "rolling back to Revision %s as %s requested; holding Revision %s until a newer desired state",
-			ro.rev.Name, ro.rollback.By, from)
+			ro.Rev.Name, ro.rollback.By, from)
 	}
 }
 
 // resumesFailedAttempt reports whether the attempt about to start follows a
 // failed attempt at the same Revision.
 func (ro *rollout) resumesFailedAttempt() bool {
-	h := ro.app.Status.History
-	return len(h) > 0 && h[0].Revision == ro.rev.Name && h[0].Result == syncv1.PhaseFailed
+	h := ro.App.Status.History
+	return len(h) > 0 && h[0].Revision == ro.Rev.Name && h[0].Result == syncv1.PhaseFailed
 }

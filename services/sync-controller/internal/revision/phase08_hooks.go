@@ -11,6 +11,7 @@ import (
 	"github.com/kuvryn/kuvryn-sync/pkg/ssa"
 	"github.com/kuvryn/kuvryn-sync/services/sync-controller/internal/health"
 	"github.com/kuvryn/kuvryn-sync/services/sync-controller/internal/hook"
+	"github.com/kuvryn/kuvryn-sync/services/sync-controller/internal/planner"
 	"github.com/kuvryn/kuvryn-sync/services/sync-controller/internal/wave"
 )
 
@@ -28,7 +29,7 @@ func (r *Reconciler) runHooks(stage hook.Stage) func(context.Context, *rollout) 
 		if !ro.rolling() {
 			return proceed, nil
 		}
-		ds, err := r.loadDesired(ctx, ro)
+		ds, err := r.plans().LoadDesired(ctx, &ro.Scope)
 		if err != nil {
 			return halt, err
 		}
@@ -55,14 +56,14 @@ func (r *Reconciler) runHooks(stage hook.Stage) func(context.Context, *rollout) 
 func (r *Reconciler) runHookGroup(ctx context.Context, ro *rollout, stage hook.Stage, hooks []*unstructured.Unstructured) (bool, error) {
 	done := true
 	var finished []*unstructured.Unstructured
-	var failed *failure
+	var failed *planner.Failure
 	for _, obj := range hooks {
 		st := ro.hookStatus(obj)
 		if st == nil {
-			return false, fmt.Errorf("%s hook %s has no entry in status.hooks of attempt %d", stage, idOf(obj), ro.rev.Status.Attempt)
+			return false, fmt.Errorf("%s hook %s has no entry in status.hooks of attempt %d", stage, planner.IDOf(obj), ro.Rev.Status.Attempt)
 		}
 		live, err := r.advanceHook(ctx, ro, stage, obj, st)
-		f, isFailure := asFailure(err)
+		f, isFailure := planner.AsFailure(err)
 		if err != nil && !isFailure {
 			return false, err
 		}
@@ -85,7 +86,7 @@ func (r *Reconciler) runHookGroup(ctx context.Context, ro *rollout, stage hook.S
 			return false, err
 		}
 		for _, live := range finished {
-			if err := releaseHook(ctx, ro.client, live); err != nil {
+			if err := releaseHook(ctx, ro.Client, live); err != nil {
 				return false, err
 			}
 		}
@@ -97,25 +98,25 @@ func (r *Reconciler) runHookGroup(ctx context.Context, ro *rollout, stage hook.S
 // returns the live object of a hook that has ended, for its finalizer to
 // be released, and a failure when the hook failed.
 func (r *Reconciler) advanceHook(ctx context.Context, ro *rollout, stage hook.Stage, obj *unstructured.Unstructured, st *syncv1.HookStatus) (*unstructured.Unstructured, error) {
-	hookFailed := func(format string, args ...any) *failure {
+	hookFailed := func(format string, args ...any) *planner.Failure {
 		st.State = syncv1.HookFailed
 		st.Message = ssa.Truncate(fmt.Sprintf(format, args...))
-		return &failure{reason: syncv1.ReasonHookFailed, message: fmt.Sprintf("%s hook %s: %s", stage, idOf(obj), st.Message)}
+		return &planner.Failure{Reason: syncv1.ReasonHookFailed, Message: fmt.Sprintf("%s hook %s: %s", stage, planner.IDOf(obj), st.Message)}
 	}
 	if st.State == syncv1.HookFailed {
 		return nil, hookFailed("%s", st.Message)
 	}
-	live, err := getLive(ctx, ro.client, obj)
+	live, err := planner.GetLive(ctx, ro.Client, obj)
 	if err != nil {
-		if f, ok := asFailure(err); ok {
+		if f, ok := planner.AsFailure(err); ok {
 			// A hook is never failed for a read it was refused: whether it
 			// runs is unknown (even Pending may be one this attempt created
 			// before a restart), and the retried attempt would run it again.
 			// A restarted API server refuses requests until its authorizer
 			// has caught up, so the refusal is retried like any transient
 			// error, and shown on the hook meanwhile.
-			st.Message = ssa.Truncate("cannot read it, retrying: " + f.message)
-			return nil, fmt.Errorf("reading %s hook %s: %s", stage, idOf(obj), f.message)
+			st.Message = ssa.Truncate("cannot read it, retrying: " + f.Message)
+			return nil, fmt.Errorf("reading %s hook %s: %s", stage, planner.IDOf(obj), f.Message)
 		}
 		return nil, err
 	}
@@ -134,14 +135,14 @@ func (r *Reconciler) advanceHook(ctx context.Context, ro *rollout, stage hook.St
 			if err := r.recordAttempt(ctx, ro); err != nil {
 				return nil, err
 			}
-			if live, err = applyObject(ctx, ro.client, withHookFinalizer(obj), false, false, syncv1.ReasonHookFailed); err != nil {
-				if f, ok := asFailure(err); ok {
-					return nil, hookFailed("could not be created: %s", f.message)
+			if live, err = planner.ApplyObject(ctx, ro.Client, withHookFinalizer(obj), false, false, syncv1.ReasonHookFailed); err != nil {
+				if f, ok := planner.AsFailure(err); ok {
+					return nil, hookFailed("could not be created: %s", f.Message)
 				}
 				return nil, err
 			}
 			ro.normal(syncv1.ReasonProgressing, actionHook, "created %s hook %s for Revision %s attempt %d",
-				stage, idOf(obj), ro.rev.Name, ro.rev.Status.Attempt)
+				stage, planner.IDOf(obj), ro.Rev.Name, ro.Rev.Status.Attempt)
 		}
 		st.UID = string(live.GetUID())
 		st.State = syncv1.HookRunning

@@ -11,6 +11,7 @@ import (
 	syncv1 "github.com/kuvryn/kuvryn-sync/apis/v1alpha1"
 	"github.com/kuvryn/kuvryn-sync/services/sync-controller/internal/desired"
 	"github.com/kuvryn/kuvryn-sync/services/sync-controller/internal/health"
+	"github.com/kuvryn/kuvryn-sync/services/sync-controller/internal/planner"
 	"github.com/kuvryn/kuvryn-sync/services/sync-controller/internal/wave"
 )
 
@@ -26,14 +27,14 @@ func (r *Reconciler) applyWaves(ctx context.Context, ro *rollout) (step, error) 
 		r.applied.Forget(ro.key())
 		return proceed, nil
 	}
-	ds, err := r.loadDesired(ctx, ro)
+	ds, err := r.plans().LoadDesired(ctx, &ro.Scope)
 	if err != nil {
 		return halt, err
 	}
 	for _, g := range ds.Groups.Waves {
 		ws := ro.waveStatus(g.Wave)
 		if ws == nil {
-			return halt, fmt.Errorf("wave %d has no entry in status.waves of attempt %d", g.Wave, ro.rev.Status.Attempt)
+			return halt, fmt.Errorf("wave %d has no entry in status.waves of attempt %d", g.Wave, ro.Rev.Status.Attempt)
 		}
 		if ws.State == syncv1.WaveHealthy {
 			continue
@@ -47,12 +48,12 @@ func (r *Reconciler) applyWaves(ctx context.Context, ro *rollout) (step, error) 
 			ws.State = syncv1.WaveApplying
 			ro.setRevCondition(syncv1.ConditionRolloutComplete, metav1.ConditionFalse, syncv1.ReasonProgressing,
 				fmt.Sprintf("attempt %d: applying wave %d (%d object(s)), then waiting for it to be Healthy",
-					ro.rev.Status.Attempt, g.Wave, len(g.Objects)))
+					ro.Rev.Status.Attempt, g.Wave, len(g.Objects)))
 			if err := r.checkpoint(ctx, ro); err != nil {
 				return halt, err
 			}
 			s, err := r.applyWave(ctx, ro, ds, g)
-			if f, ok := asFailure(err); ok {
+			if f, ok := planner.AsFailure(err); ok {
 				ws.State = syncv1.WavePending
 				ro.fail(inRollout, f)
 				return proceed, nil
@@ -63,7 +64,7 @@ func (r *Reconciler) applyWaves(ctx context.Context, ro *rollout) (step, error) 
 			r.applied.Add(ro.key(), ro.attempt(), g.Wave)
 		}
 		ready, waiting, err := r.waveHealthy(ctx, ro, g)
-		if f, ok := asFailure(err); ok {
+		if f, ok := planner.AsFailure(err); ok {
 			ro.fail(inRollout, f)
 			return proceed, nil
 		}
@@ -85,36 +86,36 @@ func (r *Reconciler) applyWaves(ctx context.Context, ro *rollout) (step, error) 
 }
 
 // applyWave server-side applies every object of a wave in kind order, the
-// objects of one kind at once (objectsAtOnce at a time), and stops after
+// objects of one kind at once (planner.ObjectsAtOnce at a time), and stops after
 // the first kind with an object refused, with the first such object's failure.
 func (r *Reconciler) applyWave(ctx context.Context, ro *rollout, ds *desired.State, g wave.Group) (step, error) {
 	for _, objs := range byKind(g.Objects) {
 		applied := make([]*unstructured.Unstructured, len(objs))
 		taken := make([][]string, len(objs))
-		errs := inParallel(len(objs), func(i int) (err error) {
+		errs := planner.InParallel(len(objs), func(i int) (err error) {
 			applied[i], taken[i], err = r.applyWaveObject(ctx, ro, objs[i])
 			return err
 		})
 		for i, live := range applied {
-			ro.recordHandEdits(idOf(objs[i]), taken[i], false)
+			ro.recordHandEdits(planner.IDOf(objs[i]), taken[i], false)
 			if live != nil {
 				ro.observe(live)
 			}
 		}
-		i, err := firstError(errs)
+		i, err := planner.FirstError(errs)
 		if err == nil {
 			continue
 		}
 		obj := objs[i]
-		if errors.Is(err, errKindNotServed) && ds.NewKinds[obj.GroupVersionKind().GroupKind()] {
+		if errors.Is(err, planner.ErrKindNotServed) && ds.NewKinds[obj.GroupVersionKind().GroupKind()] {
 			// Its CustomResourceDefinition was applied but is not served yet.
 			ro.setRevCondition(syncv1.ConditionRolloutComplete, metav1.ConditionFalse, syncv1.ReasonProgressing,
 				fmt.Sprintf("attempt %d: wave %d: waiting for kind %s to be served before applying %s",
-					ro.rev.Status.Attempt, g.Wave, obj.GroupVersionKind().GroupKind(), idOf(obj)))
+					ro.Rev.Status.Attempt, g.Wave, obj.GroupVersionKind().GroupKind(), planner.IDOf(obj)))
 			return waitFor(pollInterval), nil
 		}
-		if f, ok := asFailure(err); ok {
-			return halt, &failure{reason: f.reason, message: fmt.Sprintf("wave %d: %s", g.Wave, f.message)}
+		if f, ok := planner.AsFailure(err); ok {
+			return halt, &planner.Failure{Reason: f.Reason, Message: fmt.Sprintf("wave %d: %s", g.Wave, f.Message)}
 		}
 		return halt, err
 	}
@@ -140,22 +141,22 @@ func byKind(objs []*unstructured.Unstructured) [][]*unstructured.Unstructured {
 // An object this reconcile's plan found unchanged is not applied: its live
 // state is what the apply would return.
 func (r *Reconciler) applyWaveObject(ctx context.Context, ro *rollout, obj *unstructured.Unstructured) (*unstructured.Unstructured, []string, error) {
-	if live, ok := ro.noops[idOf(obj)]; ok {
+	if live, ok := ro.Noops[planner.IDOf(obj)]; ok {
 		return live, nil, nil
 	}
-	force, err := ro.forced(obj)
+	force, err := ro.Forced(obj)
 	if err != nil {
 		return nil, nil, err
 	}
-	obj, ignored, err := ro.respectIgnored(ctx, obj, nil, false)
+	obj, ignored, err := ro.RespectIgnored(ctx, obj, nil, false)
 	if err != nil {
 		return nil, nil, err
 	}
-	taken, err := r.takeBackBeforeApply(ctx, ro, obj, ignored)
+	taken, err := r.plans().TakeBackBeforeApply(ctx, &ro.Scope, obj, ignored)
 	if err != nil {
 		return nil, taken, err
 	}
-	applied, err := applyObject(ctx, ro.client, obj, false, force, syncv1.ReasonApplyFailed)
+	applied, err := planner.ApplyObject(ctx, ro.Client, obj, false, force, syncv1.ReasonApplyFailed)
 	return applied, taken, err
 }
 
@@ -169,8 +170,8 @@ func (r *Reconciler) waveHealthy(ctx context.Context, ro *rollout, g wave.Group)
 	for _, obj := range g.Objects {
 		live, err := r.liveForHealth(ctx, ro, obj)
 		if err != nil {
-			if f, ok := asFailure(err); ok {
-				return false, "", &failure{reason: f.reason, message: fmt.Sprintf("wave %d: %s", g.Wave, f.message)}
+			if f, ok := planner.AsFailure(err); ok {
+				return false, "", &planner.Failure{Reason: f.Reason, Message: fmt.Sprintf("wave %d: %s", g.Wave, f.Message)}
 			}
 			return false, "", err
 		}
@@ -182,8 +183,8 @@ func (r *Reconciler) waveHealthy(ctx context.Context, ro *rollout, g wave.Group)
 		switch res.State {
 		case syncv1.HealthHealthy:
 		case syncv1.HealthDegraded:
-			return false, "", &failure{reason: syncv1.ReasonHealthFailure, message: fmt.Sprintf(
-				"wave %d: %s is Degraded: %s", g.Wave, idOf(obj), res.Message)}
+			return false, "", &planner.Failure{Reason: syncv1.ReasonHealthFailure, Message: fmt.Sprintf(
+				"wave %d: %s is Degraded: %s", g.Wave, planner.IDOf(obj), res.Message)}
 		default:
 			if waiting == nil {
 				waiting, waitingFor = obj, res.Message
@@ -191,7 +192,7 @@ func (r *Reconciler) waveHealthy(ctx context.Context, ro *rollout, g wave.Group)
 		}
 	}
 	if waiting != nil {
-		return false, fmt.Sprintf("attempt %d: wave %d: waiting for %s: %s", ro.rev.Status.Attempt, g.Wave, idOf(waiting), waitingFor), nil
+		return false, fmt.Sprintf("attempt %d: wave %d: waiting for %s: %s", ro.Rev.Status.Attempt, g.Wave, planner.IDOf(waiting), waitingFor), nil
 	}
 	return true, "", nil
 }

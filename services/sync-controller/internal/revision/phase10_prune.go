@@ -7,6 +7,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	syncv1 "github.com/kuvryn/kuvryn-sync/apis/v1alpha1"
+	"github.com/kuvryn/kuvryn-sync/services/sync-controller/internal/planner"
 )
 
 // prune deletes, as the service account, the objects earlier attempts
@@ -18,31 +19,31 @@ func (r *Reconciler) prune(ctx context.Context, ro *rollout) (step, error) {
 	if !ro.rolling() || ro.pruned() {
 		return proceed, nil
 	}
-	ds, err := r.loadDesired(ctx, ro)
+	ds, err := r.plans().LoadDesired(ctx, &ro.Scope)
 	if err != nil {
 		return halt, err
 	}
-	stale, err := r.pruneCandidates(ctx, ro, ds)
+	stale, err := r.plans().PruneCandidates(ctx, &ro.Scope, ds)
 	if err != nil {
-		if f, ok := asFailure(err); ok {
-			ro.fail(inRollout, &failure{reason: f.reason, message: "prune: " + f.message})
+		if f, ok := planner.AsFailure(err); ok {
+			ro.fail(inRollout, &planner.Failure{Reason: f.Reason, Message: "prune: " + f.Message})
 			return proceed, nil
 		}
 		return halt, err
 	}
-	attempt := ro.rev.Status.Attempt
-	if !ro.pruneEnabled() {
+	attempt := ro.Rev.Status.Attempt
+	if !ro.PruneEnabled() {
 		if len(stale) == 0 {
 			ro.setRevCondition(syncv1.ConditionRolloutComplete, metav1.ConditionFalse, syncv1.ReasonPruned,
 				fmt.Sprintf("attempt %d: nothing to prune", attempt))
 			return proceed, nil
 		}
-		names := nameObjects(stale)
+		names := planner.NameObjects(stale)
 		ro.setRevCondition(syncv1.ConditionRolloutComplete, metav1.ConditionFalse, syncv1.ReasonPruneSkipped,
 			fmt.Sprintf("attempt %d: spec.sync.prune is false; kept %d object(s) no longer in desired state: %s", attempt, len(stale), names))
 		ro.warning(syncv1.ReasonPruneSkipped, actionPrune,
 			"Revision %s leaves %d object(s) out of desired state; spec.sync.prune is false, so they were kept: %s",
-			ro.rev.Name, len(stale), names)
+			ro.Rev.Name, len(stale), names)
 		return proceed, nil
 	}
 	if len(stale) > 0 {
@@ -51,21 +52,21 @@ func (r *Reconciler) prune(ctx context.Context, ro *rollout) (step, error) {
 		}
 	}
 	for _, live := range stale {
-		err := deleteObject(ctx, ro.client, live)
+		err := deleteObject(ctx, ro.Client, live)
 		if err == nil {
 			continue
 		}
-		if f, ok := asFailure(failureOf(live, "prune", err, syncv1.ReasonApplyFailed)); ok {
+		if f, ok := planner.AsFailure(planner.FailureOf(live, "prune", err, syncv1.ReasonApplyFailed)); ok {
 			ro.fail(inRollout, f)
 			return proceed, nil
 		}
-		return halt, fmt.Errorf("pruning %s: %w", idOf(live), err)
+		return halt, fmt.Errorf("pruning %s: %w", planner.IDOf(live), err)
 	}
 	message := fmt.Sprintf("attempt %d: nothing to prune", attempt)
 	if len(stale) > 0 {
-		message = fmt.Sprintf("attempt %d: pruned %d object(s): %s", attempt, len(stale), nameObjects(stale))
+		message = fmt.Sprintf("attempt %d: pruned %d object(s): %s", attempt, len(stale), planner.NameObjects(stale))
 		ro.normal(syncv1.ReasonPruned, actionPrune, "Revision %s: pruned %d object(s) no longer in desired state: %s",
-			ro.rev.Name, len(stale), nameObjects(stale))
+			ro.Rev.Name, len(stale), planner.NameObjects(stale))
 	}
 	ro.setRevCondition(syncv1.ConditionRolloutComplete, metav1.ConditionFalse, syncv1.ReasonPruned, message)
 	return proceed, nil

@@ -8,6 +8,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	syncv1 "github.com/kuvryn/kuvryn-sync/apis/v1alpha1"
+	"github.com/kuvryn/kuvryn-sync/services/sync-controller/internal/planner"
 )
 
 // assessHealth completes an attempt whose every group is done, once all
@@ -25,7 +26,7 @@ func (r *Reconciler) assessHealth(ctx context.Context, ro *rollout) (step, error
 }
 
 func (r *Reconciler) completeRollout(ctx context.Context, ro *rollout) (step, error) {
-	ds, err := r.loadDesired(ctx, ro)
+	ds, err := r.plans().LoadDesired(ctx, &ro.Scope)
 	if err != nil {
 		return halt, err
 	}
@@ -36,26 +37,26 @@ func (r *Reconciler) completeRollout(ctx context.Context, ro *rollout) (step, er
 	switch state {
 	case syncv1.HealthHealthy:
 	case syncv1.HealthDegraded:
-		ro.fail(inRollout, &failure{reason: syncv1.ReasonHealthFailure, message: culprit})
+		ro.fail(inRollout, &planner.Failure{Reason: syncv1.ReasonHealthFailure, Message: culprit})
 		return proceed, nil
 	default:
 		ro.setRevCondition(syncv1.ConditionRolloutComplete, metav1.ConditionFalse, syncv1.ReasonProgressing,
-			fmt.Sprintf("attempt %d: waiting for %s", ro.rev.Status.Attempt, culprit))
+			fmt.Sprintf("attempt %d: waiting for %s", ro.Rev.Status.Attempt, culprit))
 		return r.awaitHealth(ro, ds.WaveObjects()), nil
 	}
-	st := &ro.rev.Status
+	st := &ro.Rev.Status
 	st.Phase = syncv1.PhaseHealthy
 	st.Health = syncv1.HealthHealthy
 	ro.setRevCondition(syncv1.ConditionRolloutComplete, metav1.ConditionTrue, syncv1.ReasonSucceeded,
 		fmt.Sprintf("attempt %d: every group is Healthy", st.Attempt))
 	ro.setRevCondition(syncv1.ConditionHealthy, metav1.ConditionTrue, syncv1.ReasonSucceeded, "every applied object is Healthy")
 	ro.finishHistory(syncv1.PhaseHealthy, syncv1.ReasonSucceeded)
-	app := &ro.app.Status
-	app.DeployedRevision = ro.rev.Name
-	app.LastKnownGoodRevision = ro.rev.Name
+	app := &ro.App.Status
+	app.DeployedRevision = ro.Rev.Name
+	app.LastKnownGoodRevision = ro.Rev.Name
 	app.Health = syncv1.HealthHealthy
 	app.Sync = syncv1.SyncStateSynced
-	ro.normal(syncv1.ReasonSucceeded, actionRollout, "Revision %s rolled out (attempt %d) and is Healthy", ro.rev.Name, st.Attempt)
+	ro.normal(syncv1.ReasonSucceeded, actionRollout, "Revision %s rolled out (attempt %d) and is Healthy", ro.Rev.Name, st.Attempt)
 	ro.completed = true
 	return proceed, nil
 }
@@ -65,22 +66,22 @@ func (r *Reconciler) checkHealth(ctx context.Context, ro *rollout) (step, error)
 	if err := r.releaseFinishedHooks(ctx, ro); err != nil {
 		return halt, err
 	}
-	if ro.rev.Status.Inventory == nil {
+	if ro.Rev.Status.Inventory == nil {
 		return proceed, nil
 	}
-	ds, err := r.loadDesired(ctx, ro)
+	ds, err := r.plans().LoadDesired(ctx, &ro.Scope)
 	if err != nil {
 		return halt, err
 	}
 	// The desired objects stand in for their entries: whether a Service's
 	// health follows from its metadata depends on its spec.
-	inInventory := make(map[string]bool, len(ro.rev.Status.Inventory.Entries))
-	for _, e := range ro.rev.Status.Inventory.Entries {
+	inInventory := make(map[string]bool, len(ro.Rev.Status.Inventory.Entries))
+	for _, e := range ro.Rev.Status.Inventory.Entries {
 		inInventory[e] = true
 	}
 	var objs []*unstructured.Unstructured
 	for _, obj := range ds.WaveObjects() {
-		if inInventory[inventoryEntry(obj)] {
+		if inInventory[planner.InventoryEntry(obj)] {
 			objs = append(objs, obj)
 		}
 	}
@@ -88,9 +89,9 @@ func (r *Reconciler) checkHealth(ctx context.Context, ro *rollout) (step, error)
 	if err != nil {
 		return halt, err
 	}
-	before := ro.app.Status.Health
-	ro.rev.Status.Health = state
-	ro.app.Status.Health = state
+	before := ro.App.Status.Health
+	ro.Rev.Status.Health = state
+	ro.App.Status.Health = state
 	if state == syncv1.HealthHealthy {
 		ro.setRevCondition(syncv1.ConditionHealthy, metav1.ConditionTrue, syncv1.ReasonSucceeded, "every applied object is Healthy")
 		return proceed, nil
@@ -101,7 +102,7 @@ func (r *Reconciler) checkHealth(ctx context.Context, ro *rollout) (step, error)
 	}
 	ro.setRevCondition(syncv1.ConditionHealthy, metav1.ConditionFalse, reason, culprit)
 	if reason == syncv1.ReasonHealthFailure && before != state {
-		ro.warning(syncv1.ReasonHealthFailure, actionAssess, "Revision %s is %s: %s", ro.rev.Name, state, culprit)
+		ro.warning(syncv1.ReasonHealthFailure, actionAssess, "Revision %s is %s: %s", ro.Rev.Name, state, culprit)
 	}
 	return proceed, nil
 }

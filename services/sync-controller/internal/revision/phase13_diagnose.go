@@ -21,25 +21,25 @@ const actionDiagnose = "Diagnose"
 // only when the set of causes changed, so re-checks of the same state stay
 // quiet.
 func (r *Reconciler) diagnose(ctx context.Context, ro *rollout) (step, error) {
-	if ro.rev == nil || (!ro.settled() && !ro.rolling()) {
+	if ro.Rev == nil || (!ro.settled() && !ro.rolling()) {
 		return proceed, nil
 	}
-	st := &ro.rev.Status
+	st := &ro.Rev.Status
 	if st.Health == syncv1.HealthHealthy {
 		st.Diagnosis = nil
 		return proceed, nil
 	}
-	if !unhealthy(ro.rev) {
+	if !unhealthy(ro.Rev) {
 		return proceed, nil
 	}
-	d, err := diagnosis.Run(ctx, ro.client, ro.app.DestinationNamespace(), ro.rev)
+	d, err := diagnosis.Run(ctx, ro.Client, ro.App.DestinationNamespace(), ro.Rev)
 	if err != nil {
 		return halt, err
 	}
 	before := st.Diagnosis
 	st.Diagnosis = d
 	if d != nil && diagnosis.Changed(before, d) {
-		ro.warning(syncv1.ReasonDiagnosed, actionDiagnose, "%s", diagnosis.EventMessage(ro.rev.Name, d))
+		ro.warning(syncv1.ReasonDiagnosed, actionDiagnose, "%s", diagnosis.EventMessage(ro.Rev.Name, d))
 	}
 	return proceed, nil
 }

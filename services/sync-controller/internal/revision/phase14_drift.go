@@ -7,6 +7,7 @@ import (
 
 	syncv1 "github.com/kuvryn/kuvryn-sync/apis/v1alpha1"
 	"github.com/kuvryn/kuvryn-sync/pkg/message"
+	"github.com/kuvryn/kuvryn-sync/services/sync-controller/internal/planner"
 )
 
 // maxDriftRecord bounds status.drift and the history entry's drift, as
@@ -24,13 +25,13 @@ const maxDriftRecord = 1024
 // is never drift.
 func (r *Reconciler) detectDrift(ctx context.Context, ro *rollout) (step, error) {
 	if ro.completed || !ro.settled() ||
-		ro.rev.Status.Phase != syncv1.PhaseHealthy || ro.app.Status.DeployedRevision != ro.rev.Name {
+		ro.Rev.Status.Phase != syncv1.PhaseHealthy || ro.App.Status.DeployedRevision != ro.Rev.Name {
 		return proceed, nil
 	}
 	entries, err := r.planEntries(ctx, ro, false)
-	if f, ok := asFailure(err); ok {
+	if f, ok := planner.AsFailure(err); ok {
 		// Drift that cannot be applied without force, or at all, is shown, not corrected.
-		ro.app.Status.Sync = syncv1.SyncStateOutOfSync
+		ro.App.Status.Sync = syncv1.SyncStateOutOfSync
 		ro.drift = f
 		return proceed, nil
 	}
@@ -40,37 +41,37 @@ func (r *Reconciler) detectDrift(ctx context.Context, ro *rollout) (step, error)
 	var drifted []string
 	for _, e := range entries {
 		if e.Action != syncv1.ActionUnchanged {
-			drifted = append(drifted, idOfRef(e.Ref).String())
+			drifted = append(drifted, planner.IDOfRef(e.Ref).String())
 		}
 	}
 	if len(drifted) == 0 {
-		ro.app.Status.Sync = syncv1.SyncStateSynced
+		ro.App.Status.Sync = syncv1.SyncStateSynced
 		return proceed, nil
 	}
-	ro.app.Status.Sync = syncv1.SyncStateOutOfSync
+	ro.App.Status.Sync = syncv1.SyncStateOutOfSync
 	names := drifted
-	if len(names) > maxNamedObjects {
-		names = append(names[:maxNamedObjects:maxNamedObjects], fmt.Sprintf("and %d more", len(drifted)-maxNamedObjects))
+	if len(names) > planner.MaxNamedObjects {
+		names = append(names[:planner.MaxNamedObjects:planner.MaxNamedObjects], fmt.Sprintf("and %d more", len(drifted)-planner.MaxNamedObjects))
 	}
 	p, err := r.computePlan(ctx, ro)
-	if f, ok := asFailure(err); ok {
+	if f, ok := planner.AsFailure(err); ok {
 		ro.drift = f
 		return proceed, nil
 	}
 	if err != nil {
 		return halt, err
 	}
-	used := ro.rev.Status.Approval
-	ro.rev.Status.Plan = &p
-	ro.rev.Status.Phase = syncv1.PhasePlanned
+	used := ro.Rev.Status.Approval
+	ro.Rev.Status.Plan = &p
+	ro.Rev.Status.Phase = syncv1.PhasePlanned
 	record := fmt.Sprintf("%d object(s) drifted: %s", len(drifted), strings.Join(names, ", "))
 	if len(ro.handEdits) > 0 {
 		record += "; edited by hand: " + strings.Join(ro.handEdits, "; ")
 	}
-	ro.rev.Status.Drift = message.Bound(record, maxDriftRecord)
+	ro.Rev.Status.Drift = message.Bound(record, maxDriftRecord)
 	if ro.approved() {
 		ro.normal(syncv1.ReasonProgressing, actionSelfHeal, "live state of %d object(s) drifted from Revision %s: %s; rolling it out again",
-			len(drifted), ro.rev.Name, strings.Join(names, ", "))
+			len(drifted), ro.Rev.Name, strings.Join(names, ", "))
 		return waitFor(shortPoll), nil
 	}
 	// A manual Application's approval covered one rollout, which is over:
@@ -81,6 +82,6 @@ func (r *Reconciler) detectDrift(ctx context.Context, ro *rollout) (step, error)
 	}
 	ro.warning(syncv1.ReasonApprovalStale, actionApprove,
 		"live state of %d object(s) drifted from Revision %s: %s; the rollout approved by %s no longer describes the cluster: the correction is plan %s, approve it with `%s`",
-		len(drifted), ro.rev.Name, strings.Join(names, ", "), approvedBy, p.Digest, ro.app.ApproveCommand(ro.rev.Name))
+		len(drifted), ro.Rev.Name, strings.Join(names, ", "), approvedBy, p.Digest, ro.App.ApproveCommand(ro.Rev.Name))
 	return waitFor(shortPoll), nil
 }

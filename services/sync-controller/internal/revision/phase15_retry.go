@@ -21,14 +21,14 @@ const maxRetryBackoff = 10 * time.Minute
 // startRollout keeps the hooks that succeeded. A desired state that failed
 // validation never changes, so it is not retried.
 func (r *Reconciler) retry(_ context.Context, ro *rollout) (step, error) {
-	if !ro.settled() || ro.rev.Status.Phase != syncv1.PhaseFailed || ro.rollback != nil {
+	if !ro.settled() || ro.Rev.Status.Phase != syncv1.PhaseFailed || ro.rollback != nil {
 		return proceed, nil
 	}
-	last := ro.app.Status.History[0]
+	last := ro.App.Status.History[0]
 	if last.Reason == syncv1.ReasonValidationFailure {
 		return proceed, nil
 	}
-	if !ro.app.Spec.Sync.Automatic {
+	if !ro.App.Spec.Sync.Automatic {
 		if !ro.approvalPending() {
 			return proceed, nil
 		}
@@ -38,16 +38,16 @@ func (r *Reconciler) retry(_ context.Context, ro *rollout) (step, error) {
 			return proceed, nil
 		}
 		if last.FinishedAt != nil {
-			if wait := backoff - ro.now.Sub(last.FinishedAt.Time); wait > 0 {
+			if wait := backoff - ro.Now.Sub(last.FinishedAt.Time); wait > 0 {
 				return waitFor(wait), nil
 			}
 		}
 	}
 	// plan sees a Revision before its rollout and plans it again.
-	ro.rev.Status.Phase = syncv1.PhasePlanned
-	ro.rev.Status.Plan = nil
+	ro.Rev.Status.Phase = syncv1.PhasePlanned
+	ro.Rev.Status.Plan = nil
 	ro.normal(syncv1.ReasonProgressing, actionRollout, "retrying Revision %s: attempt %d failed with %s",
-		ro.rev.Name, ro.rev.Status.Attempt, last.Reason)
+		ro.Rev.Name, ro.Rev.Status.Attempt, last.Reason)
 	return waitFor(shortPoll), nil
 }
 
@@ -59,8 +59,8 @@ func (r *Reconciler) retryBackoff(ro *rollout) time.Duration {
 	if backoff <= 0 {
 		return 0
 	}
-	for _, h := range ro.app.Status.History[1:] {
-		if h.Revision != ro.rev.Name || h.Result != syncv1.PhaseFailed || backoff >= maxRetryBackoff {
+	for _, h := range ro.App.Status.History[1:] {
+		if h.Revision != ro.Rev.Name || h.Result != syncv1.PhaseFailed || backoff >= maxRetryBackoff {
 			break
 		}
 		backoff *= 2

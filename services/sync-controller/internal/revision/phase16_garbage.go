@@ -16,15 +16,15 @@ import (
 // desired-state Secrets. The desired, deployed, last-known-good and held
 // Revisions, and one still rolling out, are always kept.
 func (r *Reconciler) collectGarbage(ctx context.Context, ro *rollout) (step, error) {
-	revs, err := r.revisionsOf(ctx, ro.app)
+	revs, err := r.revisionsOf(ctx, ro.App)
 	if err != nil {
 		return halt, err
 	}
 	keep := map[string]bool{
-		ro.app.Status.DesiredRevision:       true,
-		ro.app.Status.DeployedRevision:      true,
-		ro.app.Status.LastKnownGoodRevision: true,
-		ro.app.Status.HeldRevision:          true,
+		ro.App.Status.DesiredRevision:       true,
+		ro.App.Status.DeployedRevision:      true,
+		ro.App.Status.LastKnownGoodRevision: true,
+		ro.App.Status.HeldRevision:          true,
 	}
 	sort.Slice(revs, func(i, j int) bool {
 		ti, tj := revs[i].CreationTimestamp, revs[j].CreationTimestamp

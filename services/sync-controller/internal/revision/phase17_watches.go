@@ -7,6 +7,8 @@ import (
 
 	authorizationv1 "k8s.io/api/authorization/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+
+	"github.com/kuvryn/kuvryn-sync/services/sync-controller/internal/planner"
 )
 
 // ensureWatches asks, with a SelfSubjectAccessReview per verb, whether the
@@ -14,25 +16,25 @@ import (
 // watches the metadata of those it may.
 func (r *Reconciler) ensureWatches(ctx context.Context, ro *rollout) (step, error) {
 	w := r.watches
-	if w == nil || ro.rev == nil || ro.rev.Status.Inventory == nil {
+	if w == nil || ro.Rev == nil || ro.Rev.Status.Inventory == nil {
 		return proceed, nil
 	}
-	hooks := map[objectID]bool{}
-	if ro.rev.Status.Hooks != nil {
-		for _, h := range ro.rev.Status.Hooks.Items {
-			hooks[idOfRef(h.ObjectRef)] = true
+	hooks := map[planner.ObjectID]bool{}
+	if ro.Rev.Status.Hooks != nil {
+		for _, h := range ro.Rev.Status.Hooks.Items {
+			hooks[planner.IDOfRef(h.ObjectRef)] = true
 		}
 	}
-	var ids []objectID
+	var ids []planner.ObjectID
 	kinds := map[schema.GroupVersionKind]bool{}
 	var gvks []schema.GroupVersionKind
-	for _, e := range ro.rev.Status.Inventory.Entries {
-		obj, err := parseInventoryEntry(e)
-		if err != nil || hooks[idOf(obj)] {
+	for _, e := range ro.Rev.Status.Inventory.Entries {
+		obj, err := planner.ParseInventoryEntry(e)
+		if err != nil || hooks[planner.IDOf(obj)] {
 			// Hooks run once per attempt; their changes are never drift.
 			continue
 		}
-		ids = append(ids, idOf(obj))
+		ids = append(ids, planner.IDOf(obj))
 		if gvk := obj.GroupVersionKind(); !kinds[gvk] {
 			kinds[gvk] = true
 			gvks = append(gvks, gvk)

@@ -4,6 +4,7 @@ import (
 	"testing"
 
 	syncv1 "github.com/kuvryn/kuvryn-sync/apis/v1alpha1"
+	"github.com/kuvryn/kuvryn-sync/services/sync-controller/internal/planner"
 )
 
 func TestPlan_UnknownHookValueFailsValidationAndAppliesNothing(t *testing.T) {
@@ -57,7 +58,7 @@ func TestPlan_FieldOfTheWrongTypeFailsNamingTheFieldAndAppliesNothing(t *testing
 
 	rev := e.waitForPhase(name, syncv1.PhaseFailed)
 	c := condition(rev.Status.Conditions, syncv1.ConditionPlanned)
-	if c.Status != "False" || c.Reason != syncv1.ReasonValidationFailure || !contains(c.Message, "ConfigMap", "bad", ".data.size", typedPatchRefusal) {
+	if c.Status != "False" || c.Reason != syncv1.ReasonValidationFailure || !contains(c.Message, "ConfigMap", "bad", ".data.size", planner.TypedPatchRefusal) {
 		t.Errorf("Planned = %+v, want False, ValidationFailure, naming the object and the field .data.size", c)
 	}
 	if e.get("v1", "ConfigMap", "good") != nil {

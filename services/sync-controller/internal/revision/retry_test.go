@@ -76,7 +76,7 @@ func TestRetry_DecidesWhenAFailedAttemptIsTriedAgain(t *testing.T) {
 			rev.Status.Plan = &syncv1.Plan{Digest: "sha256:old"}
 			rev.Status.Approval = tc.used
 			ro := newRollout(app)
-			ro.now = metav1.NewTime(now)
+			ro.Now = metav1.NewTime(now)
 			ro.setRevision(rev)
 			r := &Reconciler{Options: Options{RetryInterval: tc.interval}}
 

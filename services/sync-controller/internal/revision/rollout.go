@@ -7,13 +7,11 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/types"
-	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	syncv1 "github.com/kuvryn/kuvryn-sync/apis/v1alpha1"
-	"github.com/kuvryn/kuvryn-sync/services/sync-controller/internal/desired"
-	"github.com/kuvryn/kuvryn-sync/services/sync-controller/internal/hook"
 	"github.com/kuvryn/kuvryn-sync/services/sync-controller/internal/memory"
 	"github.com/kuvryn/kuvryn-sync/services/sync-controller/internal/metrics"
+	"github.com/kuvryn/kuvryn-sync/services/sync-controller/internal/planner"
 )
 
 // defaultHistoryLimit is spec.history.limit when unset.
@@ -23,38 +21,31 @@ const defaultHistoryLimit = 10
 // works on and the service account acting for it. Phases change the two
 // statuses in place; record writes the parts the sync-controller owns.
 type rollout struct {
-	app *syncv1.Application
+	// Scope holds the Application, the desired Revision (nil when there is
+	// none yet), the client acting as the service account that plans and
+	// applies, the Revision's desired state, read once per reconcile, and
+	// what this reconcile's plan found: the objects an apply would leave
+	// exactly as they are (Noops), which the waves applied in the same
+	// reconcile do not apply again, as Flux skips unchanged objects, and,
+	// once every object is planned, for a manual Application, the live
+	// state of those with hand-edited fields its rollout takes back.
+	planner.Scope
+
 	// awaitingHealth is set by a pass that waits for applied objects to
 	// become Healthy: their watch events then wake the Application.
 	awaitingHealth bool
-	// rev is the desired Revision, nil when there is none yet.
-	rev *syncv1.Revision
 
-	// client acts as the service account that plans and applies.
-	client client.Client
 	// blocked keeps the rollout from starting: a refused service account.
-	blocked *failure
+	blocked *planner.Failure
 
 	// rollback is the recorded rollback request that rev is the target of
 	// and that no attempt has acted on yet; it is the attempt's approval.
 	rollback *syncv1.ApprovalRecord
 
-	// desired is rev's desired state, read once per reconcile.
-	desired *desired.State
-
 	// observed holds the objects applied or read for health in this
 	// reconcile, so a health check right after an apply uses what the API
 	// server answered instead of reading each object again.
-	observed map[objectID]*unstructured.Unstructured
-	// noops are the objects this reconcile's plan found an apply would leave
-	// exactly as they are, with their live state: the waves applied in the
-	// same reconcile do not apply them again, as Flux skips unchanged objects.
-	noops map[objectID]*unstructured.Unstructured
-	// planned is set once this reconcile planned every object, and
-	// handEdited then holds, for a manual Application, the live state of
-	// those with hand-edited fields its rollout takes back (planTakeover).
-	planned    bool
-	handEdited map[objectID]*unstructured.Unstructured
+	observed map[planner.ObjectID]*unstructured.Unstructured
 
 	// writtenApp and writtenRev are the owned statuses last read or written,
 	// so record writes only what changed.
@@ -62,7 +53,7 @@ type rollout struct {
 	writtenRev *syncv1.RevisionStatus
 
 	// drift is why live state that drifted cannot be corrected.
-	drift *failure
+	drift *planner.Failure
 	// handEdits names, per object, the hand-edited fields this reconcile
 	// took back, or planned to, and from whom, for the record of the drift
 	// it corrects.
@@ -77,32 +68,30 @@ type rollout struct {
 
 	// events wait for the status that explains them to be recorded.
 	events []lifecycleEvent
-
-	now metav1.Time
 }
 
 func newRollout(app *syncv1.Application) *rollout {
-	return &rollout{app: app, writtenApp: ownedApplicationStatus(app), now: metav1.Now()}
+	return &rollout{Scope: planner.Scope{App: app, Now: metav1.Now()}, writtenApp: ownedApplicationStatus(app)}
 }
 
 // key names the Application.
 func (ro *rollout) key() types.NamespacedName {
-	return types.NamespacedName{Namespace: ro.app.Namespace, Name: ro.app.Name}
+	return types.NamespacedName{Namespace: ro.App.Namespace, Name: ro.App.Name}
 }
 
 // attempt names the attempt under way at the Revision.
 func (ro *rollout) attempt() memory.Attempt {
-	return memory.Attempt{Revision: ro.rev.Name, Number: ro.rev.Status.Attempt}
+	return memory.Attempt{Revision: ro.Rev.Name, Number: ro.Rev.Status.Attempt}
 }
 
 func (ro *rollout) setRevision(rev *syncv1.Revision) {
-	ro.rev = rev
+	ro.Rev = rev
 	ro.writtenRev = ownedRevisionStatus(rev)
 }
 
 // historyLimit is spec.history.limit, defaulted and bounded.
 func (ro *rollout) historyLimit() int {
-	limit := int(ro.app.Spec.History.Limit)
+	limit := int(ro.App.Spec.History.Limit)
 	switch {
 	case limit <= 0:
 		return defaultHistoryLimit
@@ -113,21 +102,16 @@ func (ro *rollout) historyLimit() int {
 	}
 }
 
-// pruneEnabled is spec.sync.prune, true unless set to false.
-func (ro *rollout) pruneEnabled() bool {
-	return ro.app.Spec.Sync.Prune == nil || *ro.app.Spec.Sync.Prune
-}
-
 // currentAttempt reports whether the newest history entry is an attempt at
 // the desired Revision.
 func (ro *rollout) currentAttempt() bool {
-	h := ro.app.Status.History
-	return ro.rev != nil && len(h) > 0 && h[0].Revision == ro.rev.Name
+	h := ro.App.Status.History
+	return ro.Rev != nil && len(h) > 0 && h[0].Revision == ro.Rev.Name
 }
 
 // rolling reports whether an attempt at the desired Revision is under way.
 func (ro *rollout) rolling() bool {
-	return ro.currentAttempt() && ro.rev.Status.Phase == syncv1.PhaseApplying
+	return ro.currentAttempt() && ro.Rev.Status.Phase == syncv1.PhaseApplying
 }
 
 // settled reports whether the latest attempt at the desired Revision has
@@ -136,7 +120,7 @@ func (ro *rollout) settled() bool {
 	if !ro.currentAttempt() {
 		return false
 	}
-	switch ro.rev.Status.Phase {
+	switch ro.Rev.Status.Phase {
 	case syncv1.PhaseHealthy, syncv1.PhaseFailed, syncv1.PhaseRolledBack:
 		return true
 	}
@@ -146,18 +130,18 @@ func (ro *rollout) settled() bool {
 // beforeRollout reports whether the desired Revision still has to be
 // planned, approved or started: no attempt at it is under way or settled.
 func (ro *rollout) beforeRollout() bool {
-	return ro.rev != nil && !ro.rolling() && !ro.settled()
+	return ro.Rev != nil && !ro.rolling() && !ro.settled()
 }
 
 // hookStatus is the status entry of a hook in this attempt, nil if none.
 func (ro *rollout) hookStatus(obj *unstructured.Unstructured) *syncv1.HookStatus {
-	if ro.rev.Status.Hooks == nil {
+	if ro.Rev.Status.Hooks == nil {
 		return nil
 	}
-	id := idOf(obj)
-	for i := range ro.rev.Status.Hooks.Items {
-		if idOfRef(ro.rev.Status.Hooks.Items[i].ObjectRef) == id {
-			return &ro.rev.Status.Hooks.Items[i]
+	id := planner.IDOf(obj)
+	for i := range ro.Rev.Status.Hooks.Items {
+		if planner.IDOfRef(ro.Rev.Status.Hooks.Items[i].ObjectRef) == id {
+			return &ro.Rev.Status.Hooks.Items[i]
 		}
 	}
 	return nil
@@ -165,9 +149,9 @@ func (ro *rollout) hookStatus(obj *unstructured.Unstructured) *syncv1.HookStatus
 
 // waveStatus is the status entry of wave w in this attempt, nil if none.
 func (ro *rollout) waveStatus(w int32) *syncv1.WaveStatus {
-	for i := range ro.rev.Status.Waves {
-		if ro.rev.Status.Waves[i].Wave == w {
-			return &ro.rev.Status.Waves[i]
+	for i := range ro.Rev.Status.Waves {
+		if ro.Rev.Status.Waves[i].Wave == w {
+			return &ro.Rev.Status.Waves[i]
 		}
 	}
 	return nil
@@ -176,18 +160,18 @@ func (ro *rollout) waveStatus(w int32) *syncv1.WaveStatus {
 // addInventory records objs as applied by this attempt; it reports whether
 // the inventory grew.
 func (ro *rollout) addInventory(objs ...*unstructured.Unstructured) bool {
-	if ro.rev.Status.Inventory == nil {
-		ro.rev.Status.Inventory = &syncv1.Inventory{}
+	if ro.Rev.Status.Inventory == nil {
+		ro.Rev.Status.Inventory = &syncv1.Inventory{}
 	}
-	have := make(map[string]bool, len(ro.rev.Status.Inventory.Entries))
-	for _, e := range ro.rev.Status.Inventory.Entries {
+	have := make(map[string]bool, len(ro.Rev.Status.Inventory.Entries))
+	for _, e := range ro.Rev.Status.Inventory.Entries {
 		have[e] = true
 	}
 	grew := false
 	for _, obj := range objs {
-		if e := inventoryEntry(obj); !have[e] {
+		if e := planner.InventoryEntry(obj); !have[e] {
 			have[e] = true
-			ro.rev.Status.Inventory.Entries = append(ro.rev.Status.Inventory.Entries, e)
+			ro.Rev.Status.Inventory.Entries = append(ro.Rev.Status.Inventory.Entries, e)
 			grew = true
 		}
 	}
@@ -196,20 +180,17 @@ func (ro *rollout) addInventory(objs ...*unstructured.Unstructured) bool {
 
 // pruned reports whether this attempt's prune step has run.
 func (ro *rollout) pruned() bool {
-	c := meta.FindStatusCondition(ro.rev.Status.Conditions, syncv1.ConditionRolloutComplete)
+	c := meta.FindStatusCondition(ro.Rev.Status.Conditions, syncv1.ConditionRolloutComplete)
 	return c != nil && (c.Reason == syncv1.ReasonPruned || c.Reason == syncv1.ReasonPruneSkipped)
 }
-
-// hookStages lists the stages whose hooks run as their own groups.
-var hookStages = []hook.Stage{hook.PreSync, hook.PostSync}
 
 // metricsState labels the metrics with the Application's state.
 func (ro *rollout) metricsState() metrics.State {
 	return metrics.State{
-		Namespace: ro.app.Namespace,
-		Sync:      string(ro.app.Status.Sync),
-		Health:    string(ro.app.Status.Health),
-		Phase:     string(ro.app.Status.Phase),
+		Namespace: ro.App.Namespace,
+		Sync:      string(ro.App.Status.Sync),
+		Health:    string(ro.App.Status.Health),
+		Phase:     string(ro.App.Status.Phase),
 	}
 }
 

@@ -8,6 +8,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	syncv1 "github.com/kuvryn/kuvryn-sync/apis/v1alpha1"
+	"github.com/kuvryn/kuvryn-sync/services/sync-controller/internal/planner"
 )
 
 func TestServiceAccount_MissingOneIsRefusedWithACondition(t *testing.T) {
@@ -39,7 +40,7 @@ func TestServiceAccount_DefaultOneActsForApplicationsWithoutOne(t *testing.T) {
 	e.createApplication("shop", func(app *syncv1.Application) { app.Spec.ServiceAccountName = "" })
 	e.waitForPhase(e.publish("shop", configMap(t, "settings")), syncv1.PhaseHealthy)
 	obj := e.get("v1", "ConfigMap", "settings")
-	if obj == nil || !managedBySync(obj) {
+	if obj == nil || !planner.ManagedBySync(obj) {
 		t.Fatalf("ConfigMap settings = %v, want it applied by kuvryn-sync", obj)
 	}
 }

@@ -13,12 +13,12 @@ import (
 // summarize derives the Application's phase, sync state and conditions from
 // the desired Revision, so they are computed in one place.
 func (ro *rollout) summarize() {
-	app := &ro.app.Status
-	app.ObservedGeneration = ro.app.Generation
-	if ro.rev == nil {
+	app := &ro.App.Status
+	app.ObservedGeneration = ro.App.Generation
+	if ro.Rev == nil {
 		app.Sync = syncv1.SyncStateUnknown
 		message := "waiting for the source-controller to render a desired Revision"
-		if name := ro.app.Status.DesiredRevision; name != "" {
+		if name := ro.App.Status.DesiredRevision; name != "" {
 			message = fmt.Sprintf("waiting for the desired Revision %s to exist", name)
 		} else {
 			app.Phase = ""
@@ -27,25 +27,25 @@ func (ro *rollout) summarize() {
 		ro.setReady()
 		return
 	}
-	app.Phase = ro.rev.Status.Phase
-	if !ro.settled() || ro.rev.Status.Phase != syncv1.PhaseHealthy || app.DeployedRevision != ro.rev.Name {
+	app.Phase = ro.Rev.Status.Phase
+	if !ro.settled() || ro.Rev.Status.Phase != syncv1.PhaseHealthy || app.DeployedRevision != ro.Rev.Name {
 		app.Sync = syncv1.SyncStateOutOfSync
 	}
 
 	if app.Sync == syncv1.SyncStateSynced {
 		ro.setAppCondition(syncv1.ConditionSynced, metav1.ConditionTrue, syncv1.ReasonSucceeded,
-			fmt.Sprintf("Revision %s is deployed and live state matches it", ro.rev.Name))
+			fmt.Sprintf("Revision %s is deployed and live state matches it", ro.Rev.Name))
 	} else {
 		reason, message := ro.syncBlocker()
 		ro.setAppCondition(syncv1.ConditionSynced, metav1.ConditionFalse, reason, message)
 	}
 
-	awaiting := meta.FindStatusCondition(ro.rev.Status.Conditions, syncv1.ConditionAwaitingApproval)
+	awaiting := meta.FindStatusCondition(ro.Rev.Status.Conditions, syncv1.ConditionAwaitingApproval)
 	if awaiting != nil && awaiting.Status == metav1.ConditionTrue {
 		ro.setAppCondition(syncv1.ConditionAwaitingApproval, metav1.ConditionTrue, awaiting.Reason, awaiting.Message)
 	} else if meta.FindStatusCondition(app.Conditions, syncv1.ConditionAwaitingApproval) != nil {
 		ro.setAppCondition(syncv1.ConditionAwaitingApproval, metav1.ConditionFalse, syncv1.ReasonProgressing,
-			fmt.Sprintf("Revision %s is not waiting for approval", ro.rev.Name))
+			fmt.Sprintf("Revision %s is not waiting for approval", ro.Rev.Name))
 	}
 	ro.setHealthy()
 	ro.setReady()
@@ -53,14 +53,14 @@ func (ro *rollout) summarize() {
 
 // setHealthy reports the health state as a condition.
 func (ro *rollout) setHealthy() {
-	switch h := ro.app.Status.Health; h {
+	switch h := ro.App.Status.Health; h {
 	case "":
 	case syncv1.HealthHealthy:
 		ro.setAppCondition(syncv1.ConditionHealthy, metav1.ConditionTrue, syncv1.ReasonSucceeded, "every applied object is Healthy")
 	case syncv1.HealthDegraded, syncv1.HealthMissing:
-		ro.setAppCondition(syncv1.ConditionHealthy, metav1.ConditionFalse, syncv1.ReasonHealthFailure, healthMessage(ro.rev, h))
+		ro.setAppCondition(syncv1.ConditionHealthy, metav1.ConditionFalse, syncv1.ReasonHealthFailure, healthMessage(ro.Rev, h))
 	default:
-		ro.setAppCondition(syncv1.ConditionHealthy, metav1.ConditionUnknown, syncv1.ReasonProgressing, healthMessage(ro.rev, h))
+		ro.setAppCondition(syncv1.ConditionHealthy, metav1.ConditionUnknown, syncv1.ReasonProgressing, healthMessage(ro.Rev, h))
 	}
 }
 
@@ -76,16 +76,16 @@ func healthMessage(rev *syncv1.Revision, h syncv1.HealthState) string {
 // step of the desired Revision, a pending approval or a rollout in progress.
 func (ro *rollout) syncBlocker() (reason, message string) {
 	if ro.blocked != nil {
-		return ro.blocked.reason, ro.blocked.message
+		return ro.blocked.Reason, ro.blocked.Message
 	}
 	if ro.drift != nil {
-		return ro.drift.reason, fmt.Sprintf("live state drifted from Revision %s and cannot be corrected: %s", ro.rev.Name, ro.drift.message)
+		return ro.drift.Reason, fmt.Sprintf("live state drifted from Revision %s and cannot be corrected: %s", ro.Rev.Name, ro.drift.Message)
 	}
-	conds := ro.rev.Status.Conditions
+	conds := ro.Rev.Status.Conditions
 	if c := meta.FindStatusCondition(conds, syncv1.ConditionPlanned); c != nil && c.Status == metav1.ConditionFalse {
 		return c.Reason, c.Message
 	}
-	if ro.rev.Status.Phase == syncv1.PhaseFailed {
+	if ro.Rev.Status.Phase == syncv1.PhaseFailed {
 		if c := meta.FindStatusCondition(conds, syncv1.ConditionRolloutComplete); c != nil {
 			return c.Reason, c.Message
 		}
@@ -93,15 +93,15 @@ func (ro *rollout) syncBlocker() (reason, message string) {
 	if c := meta.FindStatusCondition(conds, syncv1.ConditionAwaitingApproval); c != nil && c.Status == metav1.ConditionTrue {
 		return c.Reason, c.Message
 	}
-	if ro.settled() && ro.rev.Status.Phase == syncv1.PhaseHealthy {
-		return syncv1.ReasonProgressing, fmt.Sprintf("live state differs from Revision %s", ro.rev.Name)
+	if ro.settled() && ro.Rev.Status.Phase == syncv1.PhaseHealthy {
+		return syncv1.ReasonProgressing, fmt.Sprintf("live state differs from Revision %s", ro.Rev.Name)
 	}
-	return syncv1.ReasonProgressing, fmt.Sprintf("rolling out Revision %s", ro.rev.Name)
+	return syncv1.ReasonProgressing, fmt.Sprintf("rolling out Revision %s", ro.Rev.Name)
 }
 
 // setReady sums Synced and Healthy up.
 func (ro *rollout) setReady() {
-	app := &ro.app.Status
+	app := &ro.App.Status
 	synced := meta.FindStatusCondition(app.Conditions, syncv1.ConditionSynced)
 	switch {
 	case synced != nil && synced.Status != metav1.ConditionTrue:
@@ -119,11 +119,11 @@ func (ro *rollout) setReady() {
 }
 
 func (ro *rollout) setAppCondition(typ string, status metav1.ConditionStatus, reason, message string) bool {
-	return setCondition(&ro.app.Status.Conditions, ro.app.Generation, typ, status, reason, message)
+	return setCondition(&ro.App.Status.Conditions, ro.App.Generation, typ, status, reason, message)
 }
 
 func (ro *rollout) setRevCondition(typ string, status metav1.ConditionStatus, reason, message string) bool {
-	return setCondition(&ro.rev.Status.Conditions, ro.rev.Generation, typ, status, reason, message)
+	return setCondition(&ro.Rev.Status.Conditions, ro.Rev.Generation, typ, status, reason, message)
 }
 
 // setCondition sets one condition and reports whether its status or reason

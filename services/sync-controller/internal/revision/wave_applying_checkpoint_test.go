@@ -12,6 +12,7 @@ import (
 	syncv1 "github.com/kuvryn/kuvryn-sync/apis/v1alpha1"
 	"github.com/kuvryn/kuvryn-sync/pkg/manager"
 	"github.com/kuvryn/kuvryn-sync/services/sync-controller/internal/impersonate"
+	"github.com/kuvryn/kuvryn-sync/services/sync-controller/internal/planner"
 )
 
 // A wave's objects are recorded in the inventory, and the wave as
@@ -30,7 +31,7 @@ func TestRollout_AWaveIsRecordedApplyingWithItsInventoryBeforeItIsApplied(t *tes
 	rev := e.waitForRevision(name, "wave 0 Applying with the ConfigMap in the inventory", func(rev *syncv1.Revision) bool {
 		return len(rev.Status.Waves) == 1 && rev.Status.Waves[0].State == syncv1.WaveApplying &&
 			rev.Status.Inventory != nil && len(rev.Status.Inventory.Entries) == 1 &&
-			rev.Status.Inventory.Entries[0] == inventoryEntry(settings)
+			rev.Status.Inventory.Entries[0] == planner.InventoryEntry(settings)
 	})
 	eventually(t, "the apply of the ConfigMap refused", func() bool { return refused.Load() > 0 }, nil)
 	if c := condition(rev.Status.Conditions, syncv1.ConditionRolloutComplete); !contains(c.Message, "attempt 1: applying wave 0 (1 object(s))") {

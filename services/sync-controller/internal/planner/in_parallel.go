@@ -1,24 +1,24 @@
-package revision
+package planner
 
 import "sync"
 
-// objectsAtOnce bounds the requests one reconcile makes at once for the
+// ObjectsAtOnce bounds the requests one reconcile makes at once for the
 // objects of its Application. A plan reads and dry-runs every object, and a
 // wave applies every object of a kind; one after the other, an Application
 // of a few objects spent most of a rollout waiting on round trips while the
 // API server had capacity to spare (docs/benchmarks.md).
-const objectsAtOnce = 8
+const ObjectsAtOnce = 8
 
-// inParallel calls fn for every i in [0, n), at most objectsAtOnce at a time,
+// InParallel calls fn for every i in [0, n), at most ObjectsAtOnce at a time,
 // and returns fn's errors by i. fn must not change the rollout: the caller
 // records what the calls found, in order, once all have returned.
-func inParallel(n int, fn func(i int) error) []error {
+func InParallel(n int, fn func(i int) error) []error {
 	errs := make([]error, n)
 	if n == 1 {
 		errs[0] = fn(0)
 		return errs
 	}
-	slots := make(chan struct{}, objectsAtOnce)
+	slots := make(chan struct{}, ObjectsAtOnce)
 	var wg sync.WaitGroup
 	for i := range n {
 		slots <- struct{}{}
@@ -31,9 +31,9 @@ func inParallel(n int, fn func(i int) error) []error {
 	return errs
 }
 
-// firstError is the error of the lowest i, the one a loop over the objects
+// FirstError is the error of the lowest i, the one a loop over the objects
 // in order would have stopped at.
-func firstError(errs []error) (int, error) {
+func FirstError(errs []error) (int, error) {
 	for i, err := range errs {
 		if err != nil {
 			return i, err

@@ -1,4 +1,4 @@
-package revision
+package planner
 
 import (
 	"errors"
@@ -16,49 +16,51 @@ import (
 	"github.com/kuvryn/kuvryn-sync/services/sync-controller/internal/redact"
 )
 
-// failure stops a Revision: reason is a condition reason from names.go and
-// message names the object, the field and what is wrong. Errors that are
+// Failure stops a Revision: reason is a condition reason from names.go and
+// Message names the object, the field and what is wrong. Errors that are
 // not failures are transient and retried.
-type failure struct {
-	reason  string
-	message string
+type Failure struct {
+	Reason  string
+	Message string
+	// Object is the object the failure is about, when it is about one.
+	Object *syncv1.ObjectRef
 }
 
-func (f *failure) Error() string { return f.message }
+func (f *Failure) Error() string { return f.Message }
 
-// asFailure reports whether err is, or wraps, a failure.
-func asFailure(err error) (*failure, bool) {
-	var f *failure
+// AsFailure reports whether err is, or wraps, a failure.
+func AsFailure(err error) (*Failure, bool) {
+	var f *Failure
 	ok := errors.As(err, &f)
 	return f, ok
 }
 
-// typedPatchRefusal starts the API server's answer to a manifest that does
+// TypedPatchRefusal starts the API server's answer to a manifest that does
 // not fit the kind's schema, such as a string where a number belongs. It
 // comes as an internal error (HTTP 500), but the same manifest is refused
 // every time, so retrying cannot help.
-const typedPatchRefusal = "failed to create typed patch object"
+const TypedPatchRefusal = "failed to create typed patch object"
 
 // conflictManager finds the manager in a cause message such as
 // `conflict with "kubectl-edit" using apps/v1`.
 var conflictManager = regexp.MustCompile(`conflict with "([^"]*)"`)
 
-// failureOf turns an API error about obj into a failure when retrying
+// FailureOf turns an API error about obj into a failure when retrying
 // cannot help, and keeps it transient otherwise.
-func failureOf(obj *unstructured.Unstructured, verb string, err error, invalidReason string) error {
-	id := idOf(obj)
+func FailureOf(obj *unstructured.Unstructured, verb string, err error, invalidReason string) error {
+	id := IDOf(obj)
 	var status apierrors.APIStatus
 	switch {
 	case meta.IsNoMatchError(err):
-		return fmt.Errorf("%s %s: %w: %v", verb, id, errKindNotServed, err)
+		return fmt.Errorf("%s %s: %w: %v", verb, id, ErrKindNotServed, err)
 	case apierrors.IsConflict(err) && errors.As(err, &status) && hasConflictCauses(status.Status()):
-		return &failure{reason: syncv1.ReasonApplyConflict, message: conflictMessage(id, status.Status())}
+		return &Failure{Reason: syncv1.ReasonApplyConflict, Message: conflictMessage(id, status.Status()), Object: RefOf(obj)}
 	case apierrors.IsForbidden(err):
-		return &failure{reason: syncv1.ReasonApplyFailed, message: fmt.Sprintf("%s %s: %s", verb, id, apiMessage(obj, err))}
+		return &Failure{Reason: syncv1.ReasonApplyFailed, Message: fmt.Sprintf("%s %s: %s", verb, id, apiMessage(obj, err)), Object: RefOf(obj)}
 	case apierrors.IsInvalid(err), apierrors.IsBadRequest(err), apierrors.IsMethodNotSupported(err),
 		apierrors.IsRequestEntityTooLargeError(err), apierrors.IsUnsupportedMediaType(err),
-		apierrors.IsInternalError(err) && strings.Contains(err.Error(), typedPatchRefusal):
-		return &failure{reason: invalidReason, message: fmt.Sprintf("%s %s: %s", verb, id, apiMessage(obj, err))}
+		apierrors.IsInternalError(err) && strings.Contains(err.Error(), TypedPatchRefusal):
+		return &Failure{Reason: invalidReason, Message: fmt.Sprintf("%s %s: %s", verb, id, apiMessage(obj, err)), Object: RefOf(obj)}
 	}
 	if redact.IsSecret(obj) && errors.As(err, &status) {
 		// A transient error is shown in the Planned condition and logged,
@@ -94,7 +96,7 @@ func hasConflictCauses(s metav1.Status) bool {
 // conflictMessage names the other field managers, the fields they own and
 // the ways out, since the owner is usually a controller (an HPA, an
 // operator) whose fields stay its own.
-func conflictMessage(id objectID, s metav1.Status) string {
+func conflictMessage(id ObjectID, s metav1.Status) string {
 	byManager := make(map[string][]string)
 	for _, c := range s.Details.Causes {
 		if c.Type != metav1.CauseTypeFieldManagerConflict {
@@ -154,11 +156,11 @@ func apiMessage(obj *unstructured.Unstructured, err error) string {
 	return fmt.Sprintf("refused by the API server (%s): %s", reason, strings.Join(fields, ", "))
 }
 
-// errDesiredStateMissing is returned while a Revision's desired-state
+// ErrDesiredStateMissing is returned while a Revision's desired-state
 // Secret does not exist, as between the source-controller creating the
 // Revision and the Secret it owns.
-var errDesiredStateMissing = errors.New("not found")
+var ErrDesiredStateMissing = errors.New("not found")
 
-// errKindNotServed is returned while a kind the desired state defines is
+// ErrKindNotServed is returned while a kind the desired state defines is
 // not yet served, so the caller waits for its CustomResourceDefinition.
-var errKindNotServed = errors.New("kind not served yet")
+var ErrKindNotServed = errors.New("kind not served yet")

@@ -1,4 +1,4 @@
-package revision
+package planner
 
 import (
 	"fmt"
@@ -17,7 +17,7 @@ func TestConflictMessage_NamesEveryManagerAndBoundsTheFields(t *testing.T) {
 		cause("kubectl-edit", ".data.d"), cause("helm", ".metadata.labels.team"),
 		{Type: metav1.CauseTypeFieldValueInvalid, Message: "not a conflict", Field: ".spec"},
 	}}}
-	got := conflictMessage(objectID{Kind: "ConfigMap", Namespace: "shop", Name: "settings"}, status)
+	got := conflictMessage(ObjectID{Kind: "ConfigMap", Namespace: "shop", Name: "settings"}, status)
 	for _, want := range []string{
 		"ConfigMap shop/settings",
 		`field manager "helm" owns .metadata.labels.team`,

@@ -1,4 +1,4 @@
-package revision
+package planner
 
 import (
 	"context"
@@ -17,44 +17,44 @@ import (
 	"github.com/kuvryn/kuvryn-sync/services/sync-controller/internal/memory"
 )
 
-// loadDesired reads the rendered objects of ro's Revision (readDesired)
+// LoadDesired reads the rendered objects of the scope's Revision (readDesired)
 // and has desired.Prepare check and order them. Problems with the content
-// are *failure values with reason ValidationFailure; other errors are
+// are *Failure values with reason ValidationFailure; other errors are
 // transient.
-func (r *Reconciler) loadDesired(ctx context.Context, ro *rollout) (*desired.State, error) {
-	if ro.desired != nil {
-		return ro.desired, nil
+func (p *Planner) LoadDesired(ctx context.Context, s *Scope) (*desired.State, error) {
+	if s.Desired != nil {
+		return s.Desired, nil
 	}
-	rev := ro.rev
+	rev := s.Rev
 	ref := rev.Spec.DesiredState
 	cacheKey := memory.DesiredKey{Namespace: rev.Namespace, Secret: ref.SecretName, Digest: ref.Digest}
-	objs, err := r.readDesired(ctx, rev, cacheKey)
+	objs, err := p.readDesired(ctx, rev, cacheKey)
 	if err != nil {
 		return nil, err
 	}
-	ds, err := desired.Prepare(objs, ro.app.DestinationNamespace(), ro.owner(), r.scopeOf)
+	ds, err := desired.Prepare(objs, s.App.DestinationNamespace(), s.Owner(), p.scopeOf)
 	if err != nil {
 		return nil, invalidDesired(rev, "%v", err)
 	}
-	ro.desired = ds
+	s.Desired = ds
 	return ds, nil
 }
 
 // readDesired decodes the desired state of rev, verified against the digest
 // the Revision pins. The desired-state Secret is read without the manager's
 // cache, so memory does not grow with the number of Revisions kept; what was
-// verified is kept in r.desiredStates by its digest, so later passes of the
+// verified is kept in p.DesiredStates by its digest, so later passes of the
 // rollout do not read it again.
-func (r *Reconciler) readDesired(ctx context.Context, rev *syncv1.Revision, cacheKey memory.DesiredKey) ([]*unstructured.Unstructured, error) {
-	if data := r.desiredStates.Get(cacheKey); data != nil {
+func (p *Planner) readDesired(ctx context.Context, rev *syncv1.Revision, cacheKey memory.DesiredKey) ([]*unstructured.Unstructured, error) {
+	if data := p.DesiredStates.Get(cacheKey); data != nil {
 		return desiredstate.Decode(data)
 	}
 	ref := rev.Spec.DesiredState
 	secret := &corev1.Secret{}
 	key := types.NamespacedName{Namespace: rev.Namespace, Name: ref.SecretName}
-	if err := r.APIReader.Get(ctx, key, secret); err != nil {
+	if err := p.APIReader.Get(ctx, key, secret); err != nil {
 		if apierrors.IsNotFound(err) {
-			return nil, fmt.Errorf("Revision %s: desired-state Secret %s (spec.desiredState.secretName): %w", rev.Name, key, errDesiredStateMissing)
+			return nil, fmt.Errorf("Revision %s: desired-state Secret %s (spec.desiredState.secretName): %w", rev.Name, key, ErrDesiredStateMissing)
 		}
 		return nil, fmt.Errorf("reading desired-state Secret %s: %w", key, err)
 	}
@@ -73,27 +73,27 @@ func (r *Reconciler) readDesired(ctx context.Context, rev *syncv1.Revision, cach
 	} else if digest != ref.Digest {
 		return nil, invalid("Secret %s holds desired state %s, but spec.desiredState.digest pins %s", key, digest, ref.Digest)
 	}
-	r.desiredStates.Put(cacheKey, data)
+	p.DesiredStates.Put(cacheKey, data)
 	return objs, nil
 }
 
 // invalidDesired is the ValidationFailure of rev's desired state.
 func invalidDesired(rev *syncv1.Revision, format string, args ...any) error {
-	return &failure{reason: syncv1.ReasonValidationFailure, message: fmt.Sprintf("Revision %s: ", rev.Name) + fmt.Sprintf(format, args...)}
+	return &Failure{Reason: syncv1.ReasonValidationFailure, Message: fmt.Sprintf("Revision %s: ", rev.Name) + fmt.Sprintf(format, args...)}
 }
 
-// owner is the value of the owned-by annotation on what ro applies.
-func (ro *rollout) owner() string {
-	return ro.app.Namespace + "/" + ro.app.Name
+// Owner is the value of the owned-by annotation on what the scope applies.
+func (s *Scope) Owner() string {
+	return s.App.Namespace + "/" + s.App.Name
 }
 
-// ownedByAnother returns the Application other than ro's that live is
+// OwnedByAnother returns the Application other than the scope's that live is
 // annotated as belonging to, or "".
-func (ro *rollout) ownedByAnother(live *unstructured.Unstructured) string {
+func (s *Scope) OwnedByAnother(live *unstructured.Unstructured) string {
 	if live == nil {
 		return ""
 	}
-	if owner := live.GetAnnotations()[syncv1.OwnedByAnnotation]; owner != "" && owner != ro.owner() {
+	if owner := live.GetAnnotations()[syncv1.OwnedByAnnotation]; owner != "" && owner != s.Owner() {
 		return owner
 	}
 	return ""
@@ -101,8 +101,8 @@ func (ro *rollout) ownedByAnother(live *unstructured.Unstructured) string {
 
 // scopeOf asks the RESTMapper whether gvk is namespaced; known is false
 // when the API server does not serve the kind.
-func (r *Reconciler) scopeOf(gvk schema.GroupVersionKind) (namespaced, known bool, err error) {
-	mapping, err := r.Mapper.RESTMapping(gvk.GroupKind(), gvk.Version)
+func (p *Planner) scopeOf(gvk schema.GroupVersionKind) (namespaced, known bool, err error) {
+	mapping, err := p.Mapper.RESTMapping(gvk.GroupKind(), gvk.Version)
 	if err != nil {
 		if meta.IsNoMatchError(err) {
 			return false, false, nil
