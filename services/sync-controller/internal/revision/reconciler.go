@@ -199,9 +199,11 @@ func (r *Reconciler) revisionEvents() handler.EventHandler {
 }
 
 // applicationOfRevision is the request for the Application obj belongs to.
+// A preview Revision belongs to none: its creation or deletion changes
+// nothing of the Application's rollout (package preview plans it).
 func applicationOfRevision(obj client.Object) (reconcile.Request, bool) {
 	rev, ok := obj.(*syncv1.Revision)
-	if !ok {
+	if !ok || rev.IsPreview() {
 		return reconcile.Request{}, false
 	}
 	return reconcile.Request{NamespacedName: rev.ApplicationKey()}, true

@@ -200,6 +200,11 @@ func (r record) revision(ctx context.Context, annotation, name string) (*syncv1.
 	if err != nil {
 		return nil, fmt.Errorf("reading Revision %s/%s named by annotation %s: %w", r.namespace, name, annotation, err)
 	}
+	if p := rev.Spec.Preview; p != nil {
+		return nil, refuse("annotation %s: Revision %s/%s is a preview (preview %s of Repository %s, %s), planned with dry-runs only: "+
+			"it is never approved or rolled back to; merge the change and approve the Revision its commit renders",
+			annotation, r.namespace, name, p.Name, p.Repository, p.Ref)
+	}
 	if !rev.BelongsTo(types.NamespacedName{Namespace: r.namespace, Name: r.application}) {
 		return nil, refuse("annotation %s: Revision %s/%s belongs to Application %q, not %q",
 			annotation, r.namespace, name, rev.Spec.ApplicationName, r.application)
