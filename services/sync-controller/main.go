@@ -1,6 +1,6 @@
-// Command sync-controller plans Revisions, guards approvals with its
-// admission webhook, rolls out hooks and waves, prunes, and watches health
-// and drift.
+// Command sync-controller plans Revisions, preview Revisions included,
+// guards approvals with its admission webhook, rolls out hooks and waves,
+// prunes, and watches health and drift.
 package main
 
 import (
@@ -17,6 +17,7 @@ import (
 	syncv1 "github.com/kuvryn/kuvryn-sync/apis/v1alpha1"
 	"github.com/kuvryn/kuvryn-sync/pkg/manager"
 	"github.com/kuvryn/kuvryn-sync/services/sync-controller/internal/planner"
+	"github.com/kuvryn/kuvryn-sync/services/sync-controller/internal/preview"
 	"github.com/kuvryn/kuvryn-sync/services/sync-controller/internal/revision"
 	"github.com/kuvryn/kuvryn-sync/services/sync-controller/internal/webhook"
 )
@@ -36,6 +37,9 @@ func main() {
 			return err
 		}
 		if err := webhook.Setup(mgr, mgr.GetAPIReader()); err != nil {
+			return err
+		}
+		if err := preview.New(mgr, o.DefaultServiceAccount, o.HandEditManagers).SetupWithManager(mgr); err != nil {
 			return err
 		}
 		return revision.New(mgr, o).SetupWithManager(context.Background(), mgr)
