@@ -213,15 +213,31 @@ func (e *testEnv) createApplication(name string, mutate func(*syncv1.Application
 // Revision as the Application's desired one, as field manager kuvryn-source.
 func (e *testEnv) publish(app string, objs ...*unstructured.Unstructured) string {
 	e.t.Helper()
+	name := e.createRevision(app, nil, objs...)
+	appObj := &syncv1.Application{ObjectMeta: metav1.ObjectMeta{Namespace: e.ns, Name: app}}
+	must(e.t, ssa.ApplyStatus(e.t.Context(), admin, appObj, syncv1.FieldManagerSource, map[string]any{"desiredRevision": name}))
+	return name
+}
+
+// createRevision creates a Revision of app, a preview Revision when preview
+// is set, and the desired-state Secret it owns holding objs.
+func (e *testEnv) createRevision(app string, preview *syncv1.RevisionPreview, objs ...*unstructured.Unstructured) string {
+	e.t.Helper()
 	ctx := e.t.Context()
 	data, digest, err := desiredstate.Encode(objs)
 	must(e.t, err)
 	name := desiredstate.RevisionName(app, digest)
+	labels := map[string]string{syncv1.ApplicationLabel: app}
+	if preview != nil {
+		name = desiredstate.PreviewRevisionName(app, preview.Name, digest, preview.Commit)
+		labels[syncv1.PreviewLabel] = preview.Name
+	}
 	rev := &syncv1.Revision{
-		ObjectMeta: metav1.ObjectMeta{Namespace: e.ns, Name: name, Labels: map[string]string{syncv1.ApplicationLabel: app}},
+		ObjectMeta: metav1.ObjectMeta{Namespace: e.ns, Name: name, Labels: labels},
 		Spec: syncv1.RevisionSpec{
 			ApplicationName: app,
 			DesiredState:    syncv1.DesiredStateRef{SecretName: name, Digest: digest, Objects: int32(len(objs))},
+			Preview:         preview,
 		},
 	}
 	if err := admin.Create(ctx, rev); err != nil && !apierrors.IsAlreadyExists(err) {
@@ -230,7 +246,7 @@ func (e *testEnv) publish(app string, objs ...*unstructured.Unstructured) string
 	must(e.t, admin.Get(ctx, client.ObjectKeyFromObject(rev), rev))
 	secret := &corev1.Secret{
 		ObjectMeta: metav1.ObjectMeta{
-			Namespace: e.ns, Name: name, Labels: map[string]string{syncv1.ApplicationLabel: app},
+			Namespace: e.ns, Name: name, Labels: labels,
 			OwnerReferences: []metav1.OwnerReference{{
 				APIVersion: syncv1.GroupVersion.String(), Kind: "Revision", Name: rev.Name, UID: rev.UID,
 				Controller: ptr.To(true), BlockOwnerDeletion: ptr.To(true),
@@ -242,8 +258,6 @@ func (e *testEnv) publish(app string, objs ...*unstructured.Unstructured) string
 	if err := admin.Create(ctx, secret); err != nil && !apierrors.IsAlreadyExists(err) {
 		e.t.Fatal(err)
 	}
-	appObj := &syncv1.Application{ObjectMeta: metav1.ObjectMeta{Namespace: e.ns, Name: app}}
-	must(e.t, ssa.ApplyStatus(ctx, admin, appObj, syncv1.FieldManagerSource, map[string]any{"desiredRevision": name}))
 	return name
 }
 
