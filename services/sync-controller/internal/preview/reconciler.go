@@ -39,6 +39,11 @@ import (
 // source-controller creates the Revision first, then its Secret and status.
 const waitForRender = 2 * time.Second
 
+// renderGrace is how long a preview Revision without a desired state may
+// wait for the source-controller to record why it failed to render; after
+// it, the plan fails as a render failure without the render's message.
+const renderGrace = 30 * time.Second
+
 // Reconciler plans preview Revisions.
 type Reconciler struct {
 	// Client reads Revisions and Applications through the manager's cache
@@ -149,7 +154,7 @@ var errNotRendered = errors.New("render result not recorded yet")
 // Application the preview declares. Failures are *planner.Failure.
 func (r *Reconciler) plan(ctx context.Context, rev *syncv1.Revision) (syncv1.Plan, error) {
 	if f := planner.RenderFailure(rev); f != nil {
-		if meta.FindStatusCondition(rev.Status.Conditions, syncv1.ConditionRendered) == nil {
+		if meta.FindStatusCondition(rev.Status.Conditions, syncv1.ConditionRendered) == nil && time.Since(rev.CreationTimestamp.Time) < renderGrace {
 			return syncv1.Plan{}, errNotRendered
 		}
 		return syncv1.Plan{}, f
