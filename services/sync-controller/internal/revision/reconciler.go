@@ -7,9 +7,10 @@
 // Reconcile (lifecycle.go) builds a rollout (rollout.go) and runs the
 // phases listed in phases, in order. Phase NN of the lifecycle lives in
 // phaseNN_<name>.go, so the file list reads as the lifecycle; what several
-// phases share lives in topic files (approval.go, planning.go,
-// inventory.go, live.go, ...), and what the process remembers between
-// passes in package memory. Status is recorded at the end of each pass and
+// phases share lives in topic files (approval.go, planning.go, live.go,
+// ...), the plan itself in package planner, which preview Revisions are
+// planned with too, and what the process remembers between passes in
+// package memory. Status is recorded at the end of each pass and
 // at the checkpoints (checkpoint.go); a Revision fails only through
 // rollout.fail (fail.go).
 package revision
