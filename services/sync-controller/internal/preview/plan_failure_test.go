@@ -12,11 +12,13 @@ import (
 )
 
 // TestPreview_AFailingPlanIsTheResultWithItsDiagnosis: a preview whose plan
-// is refused (the service account may not read a Deployment it changes), invalid
-// (a field of the wrong type), in conflict with another field manager, or
+// is refused (the service account may not read a Deployment it changes),
+// invalid (a field of the wrong type), in conflict with another field
+// manager, without a service account or an Application to plan as, or
 // whose commit failed to render ends Failed, its Planned condition False
 // with the reason from the one list and a message naming the object and
-// the problem, and a diagnosis naming the object; nothing is applied.
+// the problem, and a diagnosis of the failure naming the object it is
+// about, if any; nothing is applied.
 func TestPreview_AFailingPlanIsTheResultWithItsDiagnosis(t *testing.T) {
 	t.Parallel()
 	const good = "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: good}\ndata: {mode: fine}\n"
@@ -64,6 +66,23 @@ func TestPreview_AFailingPlanIsTheResultWithItsDiagnosis(t *testing.T) {
 			reason:  syncv1.ReasonApplyConflict,
 			message: []string{"ConfigMap", "settings", `field manager "other-operator" owns .data.mode`},
 			object:  "ConfigMap/settings",
+		},
+		{
+			name: "the service account does not exist",
+			prepare: func(e *env) string {
+				e.application("web", "ghost")
+				return e.preview("web", nil, object(e.t, good))
+			},
+			reason:  syncv1.ReasonServiceAccountMissed,
+			message: []string{"ServiceAccount", "/ghost", "not found"},
+		},
+		{
+			name: "no Application, and the preview declares none",
+			prepare: func(e *env) string {
+				return e.preview("web", nil, object(e.t, good))
+			},
+			reason:  syncv1.ReasonPlanFailed,
+			message: []string{"Application", "/web not found", "spec.preview.newApplication is not set"},
 		},
 		{
 			name: "the commit failed to render",
