@@ -261,9 +261,7 @@ syncController:
 // misspelt or mistyped value into an error naming it, instead of a chart
 // that silently ignores it.
 func TestChart_RefusesValuesTheSchemaDoesNotKnow(t *testing.T) {
-	cases := []struct {
-		name, values, wantInError string
-	}{
+	checkRefused(t, []refusedValues{
 		{"a misspelt service key", "syncController: {replica: 2}\n", "replica"},
 		{"a webhookReceiver key the guide does not name", "webhookReceiver: {port: 9292}\n", "port"},
 		{"resources that are not a map", "resources: 100m\n", "resources"},
@@ -273,7 +271,15 @@ func TestChart_RefusesValuesTheSchemaDoesNotKnow(t *testing.T) {
 		{"an unknown image pull policy", "web: {image: {repository: registry.example.com/kuvryn-sync-web, pullPolicy: Sometimes}}\n", "pullPolicy"},
 		{"an image registry ending in a slash, which would double it", "image: {registry: registry.example.com/}\n", "registry"},
 		{"a misspelt key of the chart-wide image", "image: {repositoryPrefix: registry.example.com}\n", "repositoryPrefix"},
-	}
+	})
+}
+
+// refusedValues are values the chart must refuse with an error saying
+// wantInError.
+type refusedValues struct{ name, values, wantInError string }
+
+func checkRefused(t *testing.T, cases []refusedValues) {
+	t.Helper()
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			_, err := renderChart(t, tc.values)
@@ -281,7 +287,7 @@ func TestChart_RefusesValuesTheSchemaDoesNotKnow(t *testing.T) {
 				t.Fatalf("values\n%s were accepted", tc.values)
 			}
 			if !strings.Contains(err.Error(), tc.wantInError) {
-				t.Fatalf("error does not name %s: %v", tc.wantInError, err)
+				t.Fatalf("error does not say %q: %v", tc.wantInError, err)
 			}
 		})
 	}

@@ -603,13 +603,19 @@ func imageRepository(ref string) string {
 }
 
 // deploymentSources are the Deployments whose Pods and flags are checked:
-// deploy/default's, and the chart's with every service and every flag value.
+// deploy/default's with a shard of deploy/components/shard, and the chart's
+// with every service, every flag value and a shard.
 func deploymentSources(t *testing.T) map[string][]*unstructured.Unstructured {
 	t.Helper()
+	sharded, err := build(shardOverlay(t, []string{"a"}, ""), overlayDir)
+	if err != nil {
+		t.Fatal(err)
+	}
 	return map[string][]*unstructured.Unstructured{
-		"deploy/default": ofKind(deployDefaultAll(t), "Deployment"),
+		"deploy/default":                        ofKind(deployDefaultAll(t), "Deployment"),
+		"deploy/default with a shard component": ofKind(sharded, "Deployment"),
 		"charts/kuvryn-sync": ofKind(mustRenderChart(t, enabledValues(allServices())+
-			"webhookReceiver: {enabled: true}\ndefaultServiceAccount: deployer\ndriftResyncInterval: 10m\nretryInterval: 1m\n"), "Deployment"),
+			"webhookReceiver: {enabled: true}\ndefaultServiceAccount: deployer\ndriftResyncInterval: 10m\nretryInterval: 1m\nshards: [a]\n"), "Deployment"),
 	}
 }
 

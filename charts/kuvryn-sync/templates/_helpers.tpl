@@ -56,14 +56,39 @@ that two releases never select each other's Pods. Called with
 (dict "root" $ "component" <name>).
 */}}
 {{- define "kuvryn-sync.selectorLabels" -}}
+{{- if .shard }}
+app.kubernetes.io/name: kuvryn-sync-shard
+sync.kuvryn.io/shard: {{ .shard }}
+{{- else }}
 app.kubernetes.io/name: kuvryn-sync
+{{- end }}
 app.kubernetes.io/component: {{ .component }}
 app.kubernetes.io/instance: {{ .root.Release.Name }}
 {{- end }}
 
-{{/* Labels of every object. Called with (dict "root" $ "component" <name>). */}}
+{{/*
+What a Service of one service selects: its Pods of every shard (the default
+one's and each shard Deployment's), which differ in app.kubernetes.io/name so
+that no Deployment's selector matches another's Pods. Called with
+(dict "root" $ "component" <name>).
+*/}}
+{{- define "kuvryn-sync.serviceSelector" -}}
+app.kubernetes.io/component: {{ .component }}
+app.kubernetes.io/instance: {{ .root.Release.Name }}
+{{- end }}
+
+{{/*
+Labels of every object; with a shard, those of the shard's Deployment and
+Pods. Called with (dict "root" $ "component" <name>) and optionally
+"shard" <shard>.
+*/}}
 {{- define "kuvryn-sync.labels" -}}
+{{- if .shard }}
+app.kubernetes.io/name: kuvryn-sync-shard
+sync.kuvryn.io/shard: {{ .shard }}
+{{- else }}
 app.kubernetes.io/name: kuvryn-sync
+{{- end }}
 {{- with .component }}
 app.kubernetes.io/component: {{ . }}
 {{- end }}
@@ -91,4 +116,29 @@ appVersion. Called with (dict "root" $ "svc" <entry of kuvryn-sync.services>).
 {{- $v := (index .root.Values .svc.key).image -}}
 {{- $repository := $v.repository | default (printf "%s/kuvryn-sync-%s" .root.Values.image.registry .svc.image) -}}
 {{- printf "%s:%s" $repository ($v.tag | default .root.Chart.AppVersion) -}}
+{{- end }}
+
+{{/*
+The shards of the shards value, checked: each becomes the label value
+sync.kuvryn.io/shard and part of Deployment and Lease names, so it must be a
+DNS label; the default shard (no label) always runs and has no name.
+*/}}
+{{- define "kuvryn-sync.shards" -}}
+{{- $seen := dict -}}
+{{- range $shard := .Values.shards -}}
+{{- if not (kindIs "string" $shard) -}}
+{{- fail (printf "shards: %v is not a shard name: write each name as a string" $shard) -}}
+{{- end -}}
+{{- if eq $shard "" -}}
+{{- fail "shards: an empty name is the default shard (the objects without the sync.kuvryn.io/shard label), which always runs: remove it from shards" -}}
+{{- end -}}
+{{- if not (and (le (len $shard) 63) (regexMatch "^[a-z0-9]([-a-z0-9]*[a-z0-9])?$" $shard)) -}}
+{{- fail (printf "shards: %q is not a shard name: use at most 63 lowercase letters, digits and '-', starting and ending with a letter or digit (it is the sync.kuvryn.io/shard label value and part of Deployment names)" $shard) -}}
+{{- end -}}
+{{- if hasKey $seen $shard -}}
+{{- fail (printf "shards: %q is listed twice: each shard gets one Deployment per controller" $shard) -}}
+{{- end -}}
+{{- $_ := set $seen $shard true -}}
+{{- end -}}
+{{- toYaml (.Values.shards | default list) -}}
 {{- end }}
