@@ -55,6 +55,8 @@ func TestShards_ChartRendersADeploymentPerControllerPerShard(t *testing.T) {
 			shards: []string{"source", "image", "notify", "web", "controller-manager"}, names: chartNames(all), webhook: chartPrefix + "-webhook"},
 		{name: "shards of a sync-controller without webhook", values: "shards: [a]\nsyncController: {webhook: {enabled: false}}\n",
 			shards: []string{"a"}, names: chartNames(all)},
+		{name: "shards named like YAML numbers and booleans", values: "shards: [\"1\", \"yes\", \"off\"]\n",
+			shards: []string{"1", "yes", "off"}, names: chartNames(all), webhook: chartPrefix + "-webhook"},
 		{name: "shards without leader election", values: "shards: [a]\nleaderElection: false\n",
 			shards: []string{"a"}, names: chartNames(all), webhook: chartPrefix + "-webhook"},
 		{name: "no shards", values: "shards: []\n", names: chartNames(all), webhook: chartPrefix + "-webhook"},
@@ -90,12 +92,12 @@ func TestShards_KustomizeComponentAddsAShardToDeployDefault(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			fs := shardOverlay(t, []string{"a", "tenant-1"}, tc.extra)
+			fs := shardOverlay(t, []string{"a", "tenant-1", "1"}, tc.extra)
 			objs, err := build(fs, overlayDir)
 			if err != nil {
 				t.Fatal(err)
 			}
-			checkShards(t, objs, shardCase{shards: []string{"a", "tenant-1"}, names: names, webhook: "kuvryn-sync-webhook"})
+			checkShards(t, objs, shardCase{shards: []string{"a", "tenant-1", "1"}, names: names, webhook: "kuvryn-sync-webhook"})
 			for _, o := range objs {
 				if o.GetKind() == "ConfigMap" {
 					t.Errorf("the overlay installs %s, the shard's local name", idOf(o))
@@ -135,7 +137,7 @@ kind: ConfigMap
 metadata:
   name: kuvryn-sync-shard
   annotations: {config.kubernetes.io/local-config: "true"}
-data: {name: %s}
+data: {name: %q}
 `, s))
 	}
 	write(t, fs, filepath.Join(overlayDir, "kustomization.yaml"), fmt.Sprintf(`apiVersion: kustomize.config.k8s.io/v1beta1

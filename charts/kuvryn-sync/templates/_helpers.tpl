@@ -58,7 +58,7 @@ that two releases never select each other's Pods. Called with
 {{- define "kuvryn-sync.selectorLabels" -}}
 {{- if .shard }}
 app.kubernetes.io/name: kuvryn-sync-shard
-sync.kuvryn.io/shard: {{ .shard }}
+sync.kuvryn.io/shard: {{ .shard | quote }}
 {{- else }}
 app.kubernetes.io/name: kuvryn-sync
 {{- end }}
@@ -85,7 +85,7 @@ Pods. Called with (dict "root" $ "component" <name>) and optionally
 {{- define "kuvryn-sync.labels" -}}
 {{- if .shard }}
 app.kubernetes.io/name: kuvryn-sync-shard
-sync.kuvryn.io/shard: {{ .shard }}
+sync.kuvryn.io/shard: {{ .shard | quote }}
 {{- else }}
 app.kubernetes.io/name: kuvryn-sync
 {{- end }}
