@@ -154,6 +154,18 @@ func (r *Repo) Branch(name, commit string) error {
 	return r.push("+" + commit + ":refs/heads/" + name)
 }
 
+// SetRef points any ref, such as refs/pull/12/head, at commit, creating
+// or force-moving it, as a Git host does for the head of a pull request.
+// commit must be one this Repo made.
+func (r *Repo) SetRef(ref, commit string) error {
+	if err := r.checkRef(ref); err != nil {
+		return err
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.push("+" + commit + ":" + ref)
+}
+
 // Tag points a lightweight tag at commit, creating or force-moving it.
 func (r *Repo) Tag(name, commit string) error {
 	if err := r.checkRef("refs/tags/" + name); err != nil {

@@ -95,6 +95,9 @@ func TestServer_BranchesAndTags(t *testing.T) {
 	if err := r.Branch("stable", first); err != nil {
 		t.Fatal(err)
 	}
+	if err := r.SetRef("refs/pull/7/head", feature); err != nil {
+		t.Fatal(err)
+	}
 
 	refs := mustGit(t, "", "ls-remote", r.URL())
 	for _, want := range []string{
@@ -104,6 +107,7 @@ func TestServer_BranchesAndTags(t *testing.T) {
 		first + "\trefs/tags/v1",
 		tagObject + "\trefs/tags/v2",
 		feature + "\trefs/tags/v2^{}",
+		feature + "\trefs/pull/7/head",
 	} {
 		if !strings.Contains(refs, want) {
 			t.Errorf("ls-remote lacks %q:\n%s", want, refs)
