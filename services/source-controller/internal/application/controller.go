@@ -28,12 +28,11 @@ import (
 	"github.com/kuvryn/kuvryn-sync/pkg/tracing"
 	"github.com/kuvryn/kuvryn-sync/services/source-controller/internal/chart"
 	"github.com/kuvryn/kuvryn-sync/services/source-controller/internal/gitrepo"
-	"github.com/kuvryn/kuvryn-sync/services/source-controller/internal/render"
 	"github.com/kuvryn/kuvryn-sync/services/source-controller/internal/repository"
 )
 
-// repositoryRefIndex indexes Applications by spec.source.repositoryRef.name.
-const repositoryRefIndex = ".spec.source.repositoryRef.name"
+// RepositoryRefIndex indexes Applications by spec.source.repositoryRef.name.
+const RepositoryRefIndex = ".spec.source.repositoryRef.name"
 
 // Reconciler renders Applications into Revisions.
 type Reconciler struct {
@@ -64,7 +63,7 @@ func (r *Reconciler) SetupWithManager(ctx context.Context, mgr ctrl.Manager) err
 	if r.Retry == nil {
 		r.Retry = &retry.Backoff{}
 	}
-	if err := mgr.GetFieldIndexer().IndexField(ctx, &syncv1.Application{}, repositoryRefIndex,
+	if err := mgr.GetFieldIndexer().IndexField(ctx, &syncv1.Application{}, RepositoryRefIndex,
 		func(o client.Object) []string {
 			return []string{o.(*syncv1.Application).Spec.Source.RepositoryRef.Name}
 		}); err != nil {
@@ -138,7 +137,8 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (result ct
 		return ctrl.Result{}, nil
 	}
 
-	out, err := r.render(ctx, app, repo)
+	renderer := &Renderer{APIReader: r.APIReader, Git: r.Git, Charts: r.Charts}
+	out, err := renderer.Render(ctx, app, gitrepo.RepoKey{Namespace: repo.Namespace, Name: repo.Name}, commit, false)
 	if errors.Is(err, gitrepo.ErrNotFetched) {
 		// A cold cache (a restart, a new leader) is not the commit's fault:
 		// the Repository's first fetch here brings it in.
@@ -147,18 +147,10 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (result ct
 			"waiting for Repository %q to fetch commit %s into this source-controller's cache; retrying in %s", repo.Name, short(commit), after)))
 	}
 	if err != nil {
-		reason := syncv1.ReasonRenderFailed
-		var re *render.Error
-		var ie *inputError
-		switch {
-		case errors.As(err, &re):
-			reason = re.Reason
-		case errors.As(err, &ie):
-			reason = ie.reason
-		}
+		reason, transient := FailureReason(err)
 		msg := fmt.Sprintf("commit %s: %s", short(commit), err)
 		var result ctrl.Result
-		if ie != nil && ie.transient {
+		if transient {
 			result.RequeueAfter = r.Retry.Failed(req.String(), repository.PollInterval(repo))
 			msg = fmt.Sprintf("%s; retrying in %s", msg, result.RequeueAfter)
 		}
@@ -183,9 +175,9 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (result ct
 	}
 	if created || app.Status.DesiredRevision != rev.Name {
 		r.Events.Eventf(app, rev, corev1.EventTypeNormal, syncv1.ReasonSucceeded, "Render",
-			"rendered %d objects from commit %s as Revision %s", len(out.objects), short(commit), rev.Name)
+			"rendered %d objects from commit %s as Revision %s", len(out.Objects), short(commit), rev.Name)
 	}
-	msg := fmt.Sprintf("rendered %d objects from commit %s as Revision %s", len(out.objects), short(commit), rev.Name)
+	msg := fmt.Sprintf("rendered %d objects from commit %s as Revision %s", len(out.Objects), short(commit), rev.Name)
 	return ctrl.Result{}, r.record(ctx, app, &status{DesiredRevision: rev.Name, SourceCommit: commit},
 		renderedCondition(app, true, syncv1.ReasonSucceeded, msg))
 }

@@ -52,7 +52,7 @@ func (r *Reconciler) rendersOfRepository() handler.EventHandler {
 			var rest []reconcile.Request
 			for i := range apps {
 				req := reconcile.Request{NamespacedName: client.ObjectKeyFromObject(&apps[i])}
-				if changed != nil && touches(changed, apps[i].Spec.Source.Path) {
+				if changed != nil && Touches(changed, apps[i].Spec.Source.Path) {
 					pq.AddWithOpts(priorityqueue.AddOpts{Priority: new(changedFirst)}, req)
 					continue
 				}
@@ -85,9 +85,9 @@ func (r *Reconciler) changedPaths(ctx context.Context, old, cur client.Object) [
 	return changed
 }
 
-// touches reports whether any of changed, sorted paths of files, lies at or
+// Touches reports whether any of changed, sorted paths of files, lies at or
 // under sourcePath, an Application's spec.source.path.
-func touches(changed []string, sourcePath string) bool {
+func Touches(changed []string, sourcePath string) bool {
 	p := strings.TrimPrefix(path.Clean("/"+sourcePath), "/")
 	if p == "" {
 		return len(changed) > 0
@@ -114,7 +114,7 @@ func fetchedCommit(o client.Object) string {
 func (r *Reconciler) appsOf(ctx context.Context, o client.Object) []syncv1.Application {
 	var apps syncv1.ApplicationList
 	if err := r.Client.List(ctx, &apps, client.InNamespace(o.GetNamespace()),
-		client.MatchingFields{repositoryRefIndex: o.GetName()}); err != nil {
+		client.MatchingFields{RepositoryRefIndex: o.GetName()}); err != nil {
 		return nil
 	}
 	return apps.Items

@@ -3,6 +3,7 @@ package application
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 
 	corev1 "k8s.io/api/core/v1"
@@ -34,22 +35,45 @@ func inputErr(reason, format string, args ...any) error {
 	return &inputError{reason: reason, err: fmt.Errorf(format, args...)}
 }
 
-// output is one render's result.
-type output struct {
-	objects []*unstructured.Unstructured
-	chart   *syncv1.ChartArtifact
+// Output is one render's result.
+type Output struct {
+	Objects []*unstructured.Unstructured
+	Chart   *syncv1.ChartArtifact
+	// Withheld lists what a render that withholds secrets left out.
+	Withheld []string
 }
 
-// render checks the commit out, gathers keys, values and the chart, and
-// renders. Decrypted plaintext exists only in memory here and in the
-// returned objects.
-func (r *Reconciler) render(ctx context.Context, app *syncv1.Application, repo *syncv1.Repository) (*output, error) {
-	dir, err := r.Git.Checkout(ctx, gitrepo.RepoKey{Namespace: repo.Namespace, Name: repo.Name}, repo.Status.Artifact.Commit)
+// Renderer renders one Application at one commit, reading what the render
+// needs beyond the commit: keys, values and charts.
+type Renderer struct {
+	// APIReader reads Secrets and ConfigMaps without caching them.
+	APIReader client.Reader
+	Git       *gitrepo.Cache
+	Charts    *chart.Puller
+}
+
+// withheldSuffix says why a preview render left something out.
+const withheldSuffix = " (spec.previews.decrypt is off)"
+
+// Render checks commit out, gathers keys, values and the chart, and renders
+// app. Decrypted plaintext exists only in memory here and in the returned
+// objects; a render that fails returns its Output too, without objects.
+// With withhold, nothing secret is read: SOPS files are left out
+// undecrypted, valuesFrom Secrets are not read and the chart is pulled
+// without credentials, each listed in Output.Withheld, since a preview's
+// commit may come from anyone who can open a pull request.
+func (r *Renderer) Render(ctx context.Context, app *syncv1.Application, key gitrepo.RepoKey, commit string, withhold bool) (*Output, error) {
+	dir, err := r.Git.Checkout(ctx, key, commit)
 	if err != nil {
 		return nil, err
 	}
-	decryptor, err := r.decryptor(ctx, app)
-	if err != nil {
+	out := &Output{}
+	var decryptor render.Decryptor
+	var sopsWithheld *sops.Withholder
+	if withhold {
+		sopsWithheld = &sops.Withholder{}
+		decryptor = sopsWithheld
+	} else if decryptor, err = r.decryptor(ctx, app); err != nil {
 		return nil, err
 	}
 	req := render.Request{
@@ -60,11 +84,10 @@ func (r *Reconciler) render(ctx context.Context, app *syncv1.Application, repo *
 		Decryptor:   decryptor,
 		Helm:        render.HelmOptions{Namespace: app.DestinationNamespace()},
 	}
-	out := &output{}
 	if h := app.Spec.Source.Render.Helm; h != nil {
 		req.Helm.ReleaseName = h.ReleaseName
 		req.Helm.ValuesFiles = h.ValuesFiles
-		if req.Helm.ValuesFrom, err = r.valuesFrom(ctx, app); err != nil {
+		if req.Helm.ValuesFrom, err = r.valuesFrom(ctx, app, withhold, out); err != nil {
 			return nil, err
 		}
 		if h.Values != nil && len(h.Values.Raw) > 0 {
@@ -73,23 +96,43 @@ func (r *Reconciler) render(ctx context.Context, app *syncv1.Application, repo *
 			}
 		}
 		if c := h.Chart; c != nil {
-			pulled, err := r.pull(ctx, app, c)
+			pulled, err := r.pull(ctx, app, c, withhold, out)
 			if err != nil {
 				return nil, err
 			}
 			req.Helm.Chart = pulled.Chart
-			out.chart = &syncv1.ChartArtifact{Repository: c.Repository, Name: c.Name, Version: c.Version, SHA256: pulled.SHA256}
+			out.Chart = &syncv1.ChartArtifact{Repository: c.Repository, Name: c.Name, Version: c.Version, SHA256: pulled.SHA256}
 		}
 	}
-	if out.objects, err = render.Render(ctx, req); err != nil {
-		return nil, err
+	out.Objects, err = render.Render(ctx, req)
+	if sopsWithheld != nil {
+		for _, f := range sopsWithheld.Files() {
+			out.Withheld = append(out.Withheld, f+": SOPS-encrypted, not decrypted"+withheldSuffix)
+		}
 	}
-	return out, nil
+	// A failed render still says what it withheld: the files left out may
+	// be why it failed.
+	return out, err
+}
+
+// FailureReason is the condition reason of a render error, and whether it
+// may heal without a change to Git or the Application (a chart repository
+// that is down).
+func FailureReason(err error) (reason string, transient bool) {
+	var re *render.Error
+	var ie *inputError
+	switch {
+	case errors.As(err, &re):
+		return re.Reason, false
+	case errors.As(err, &ie):
+		return ie.reason, ie.transient
+	}
+	return syncv1.ReasonRenderFailed, false
 }
 
 // decryptor returns the SOPS decryptor for the Application: its age keys, or
 // one that refuses encrypted files when spec.decryption is not set.
-func (r *Reconciler) decryptor(ctx context.Context, app *syncv1.Application) (render.Decryptor, error) {
+func (r *Renderer) decryptor(ctx context.Context, app *syncv1.Application) (render.Decryptor, error) {
 	d := app.Spec.Decryption
 	if d == nil {
 		return sops.NoKeys(), nil
@@ -108,7 +151,7 @@ func (r *Reconciler) decryptor(ctx context.Context, app *syncv1.Application) (re
 // labelledSecret reads a Secret that must carry label: "true", the opt-in
 // that keeps arbitrary Secrets out of reach of anyone who can write an
 // Application.
-func (r *Reconciler) labelledSecret(ctx context.Context, namespace, name, label, field string) (*corev1.Secret, error) {
+func (r *Renderer) labelledSecret(ctx context.Context, namespace, name, label, field string) (*corev1.Secret, error) {
 	secret := &corev1.Secret{}
 	if err := r.APIReader.Get(ctx, client.ObjectKey{Namespace: namespace, Name: name}, secret); err != nil {
 		return nil, fmt.Errorf("%s: Secret %q: %w", field, name, err)
@@ -119,8 +162,9 @@ func (r *Reconciler) labelledSecret(ctx context.Context, namespace, name, label,
 	return secret, nil
 }
 
-// valuesFrom reads each valuesFrom entry, in order.
-func (r *Reconciler) valuesFrom(ctx context.Context, app *syncv1.Application) ([]map[string]any, error) {
+// valuesFrom reads each valuesFrom entry, in order; with withhold, a Secret
+// is left out and listed in out.Withheld.
+func (r *Renderer) valuesFrom(ctx context.Context, app *syncv1.Application, withhold bool, out *Output) ([]map[string]any, error) {
 	var all []map[string]any
 	for i, ref := range app.Spec.Source.Render.Helm.ValuesFrom {
 		field := fmt.Sprintf("spec.source.render.helm.valuesFrom[%d]", i)
@@ -131,6 +175,10 @@ func (r *Reconciler) valuesFrom(ctx context.Context, app *syncv1.Application) ([
 		var data []byte
 		switch ref.Kind {
 		case "Secret":
+			if withhold {
+				out.Withheld = append(out.Withheld, fmt.Sprintf("%s: Secret %q not read%s", field, ref.Name, withheldSuffix))
+				continue
+			}
 			s := &corev1.Secret{}
 			if err := r.APIReader.Get(ctx, client.ObjectKey{Namespace: app.Namespace, Name: ref.Name}, s); err != nil {
 				return nil, inputErr(syncv1.ReasonRenderFailed, "%s: Secret %q: %v", field, ref.Name, err)
@@ -156,10 +204,15 @@ func (r *Reconciler) valuesFrom(ctx context.Context, app *syncv1.Application) ([
 	return all, nil
 }
 
-// pull fetches the chart with the credentials of chart.secretRef, if any.
-func (r *Reconciler) pull(ctx context.Context, app *syncv1.Application, c *syncv1.HelmChart) (*chart.Pulled, error) {
+// pull fetches the chart with the credentials of chart.secretRef, if any;
+// with withhold, without them, listed in out.Withheld.
+func (r *Renderer) pull(ctx context.Context, app *syncv1.Application, c *syncv1.HelmChart, withhold bool, out *Output) (*chart.Pulled, error) {
 	var creds *chart.Credentials
-	if c.SecretRef != nil {
+	withheld := ""
+	if c.SecretRef != nil && withhold {
+		withheld = fmt.Sprintf("spec.source.render.helm.chart.secretRef: Secret %q not read%s", c.SecretRef.Name, withheldSuffix)
+		out.Withheld = append(out.Withheld, withheld)
+	} else if c.SecretRef != nil {
 		s := &corev1.Secret{}
 		if err := r.APIReader.Get(ctx, client.ObjectKey{Namespace: app.Namespace, Name: c.SecretRef.Name}, s); err != nil {
 			return nil, inputErr(syncv1.ReasonRenderFailed, "spec.source.render.helm.chart.secretRef: Secret %q: %v", c.SecretRef.Name, err)
@@ -167,6 +220,11 @@ func (r *Reconciler) pull(ctx context.Context, app *syncv1.Application, c *syncv
 		creds = &chart.Credentials{Username: string(s.Data["username"]), Password: string(s.Data["password"])}
 	}
 	pulled, err := r.Charts.Pull(ctx, chart.Ref{Repository: c.Repository, Name: c.Name, Version: c.Version, Insecure: c.Insecure}, app.Namespace, creds)
+	if err != nil && withheld != "" {
+		// Pulled without its credentials, the chart failing is expected
+		// and no retry heals it.
+		return nil, inputErr(syncv1.ReasonRenderFailed, "spec.source.render.helm.chart: %v; pulled without credentials: %s", err, withheld)
+	}
 	if err != nil {
 		return nil, &inputError{reason: syncv1.ReasonRenderFailed, transient: true,
 			err: fmt.Errorf("spec.source.render.helm.chart: %v", err)}

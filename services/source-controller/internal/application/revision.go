@@ -9,6 +9,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	syncv1 "github.com/kuvryn/kuvryn-sync/apis/v1alpha1"
@@ -30,14 +31,10 @@ type revisionStatus struct {
 // digest exists with its desired-state Secret, and records the newest
 // commit that rendered it. Rendering the same content again, from this or
 // another commit, reuses the Revision.
-func (r *Reconciler) ensureRevision(ctx context.Context, app *syncv1.Application, commit string, out *output) (*syncv1.Revision, bool, error) {
-	data, digest, err := desiredstate.Encode(out.objects)
+func (r *Reconciler) ensureRevision(ctx context.Context, app *syncv1.Application, commit string, out *Output) (*syncv1.Revision, bool, error) {
+	data, digest, err := EncodeDesiredState(app, out.Objects)
 	if err != nil {
 		return nil, false, err
-	}
-	if len(data) > maxDesiredStateBytes {
-		return nil, false, fmt.Errorf("Application %s/%s: rendered objects are %d bytes compressed, over the %d-byte desired-state limit",
-			app.Namespace, app.Name, len(data), maxDesiredStateBytes)
 	}
 	name := desiredstate.RevisionName(app.Name, digest)
 	rev := &syncv1.Revision{}
@@ -54,22 +51,22 @@ func (r *Reconciler) ensureRevision(ctx context.Context, app *syncv1.Application
 			},
 			Spec: syncv1.RevisionSpec{
 				ApplicationName: app.Name,
-				DesiredState:    syncv1.DesiredStateRef{SecretName: name, Digest: digest, Objects: int32(len(out.objects))},
+				DesiredState:    syncv1.DesiredStateRef{SecretName: name, Digest: digest, Objects: int32(len(out.Objects))},
 			},
 		}
-		if fresh, err = r.createRevision(ctx, rev); err != nil {
+		if fresh, err = CreateRevision(ctx, r.Client, r.APIReader, rev); err != nil {
 			return nil, false, err
 		}
 		created = true
 	} else if err != nil {
 		return nil, false, err
 	}
-	if err := r.ensureDesiredState(ctx, rev, data, fresh); err != nil {
+	if err := EnsureDesiredState(ctx, r.Client, r.APIReader, rev, data, fresh); err != nil {
 		return nil, false, err
 	}
-	if s := rev.Status.Source; s == nil || s.Commit != commit || !sameChart(s.Chart, out.chart) {
+	if s := rev.Status.Source; s == nil || s.Commit != commit || !sameChart(s.Chart, out.Chart) {
 		st := revisionStatus{
-			Source: &syncv1.RevisionSource{Commit: commit, RenderedAt: metav1.NewTime(r.Now()), Chart: out.chart},
+			Source: &syncv1.RevisionSource{Commit: commit, RenderedAt: metav1.NewTime(r.Now()), Chart: out.Chart},
 			Conditions: ssa.Conditions(rev.Status.Conditions, []string{syncv1.ConditionRendered}, metav1.Condition{
 				Type: syncv1.ConditionRendered, Status: metav1.ConditionTrue, Reason: syncv1.ReasonSucceeded,
 				Message: fmt.Sprintf("rendered from commit %s", commit),
@@ -129,40 +126,59 @@ func (r *Reconciler) recordRenderFailure(ctx context.Context, app *syncv1.Applic
 	return rev, ssa.ApplyStatus(ctx, r.Client, rev, syncv1.FieldManagerSource, st)
 }
 
-// createRevision creates rev and reports whether this call created it. One
-// another render created first is read instead, directly: the cache may not
-// have seen it yet. Create answers with the Revision as stored, so one this
-// call created needs no read.
-func (r *Reconciler) createRevision(ctx context.Context, rev *syncv1.Revision) (bool, error) {
-	err := r.Client.Create(ctx, rev)
+// EncodeDesiredState encodes app's rendered objects for its desired-state
+// Secret, refusing more than the Secret can hold.
+func EncodeDesiredState(app *syncv1.Application, objects []*unstructured.Unstructured) (data []byte, digest string, err error) {
+	data, digest, err = desiredstate.Encode(objects)
+	if err != nil {
+		return nil, "", err
+	}
+	if len(data) > maxDesiredStateBytes {
+		return nil, "", fmt.Errorf("Application %s/%s: rendered objects are %d bytes compressed, over the %d-byte desired-state limit",
+			app.Namespace, app.Name, len(data), maxDesiredStateBytes)
+	}
+	return data, digest, nil
+}
+
+// CreateRevision creates rev and reports whether this call created it. One
+// another render created first is read instead, directly through reader:
+// the cache may not have seen it yet. Create answers with the Revision as
+// stored, so one this call created needs no read.
+func CreateRevision(ctx context.Context, c client.Client, reader client.Reader, rev *syncv1.Revision) (bool, error) {
+	err := c.Create(ctx, rev)
 	if !apierrors.IsAlreadyExists(err) {
 		return err == nil, err
 	}
-	return false, r.APIReader.Get(ctx, client.ObjectKeyFromObject(rev), rev)
+	return false, reader.Get(ctx, client.ObjectKeyFromObject(rev), rev)
 }
 
-// ensureDesiredState creates the Revision's desired-state Secret if it is
+// EnsureDesiredState creates the Revision's desired-state Secret if it is
 // missing (a first render, or a crash between creating the Revision and the
 // Secret). Its content is fixed by the Revision's name, so an existing one
 // is never rewritten. A fresh Revision, one this render just created, has
-// none, so it is not looked for.
-func (r *Reconciler) ensureDesiredState(ctx context.Context, rev *syncv1.Revision, data []byte, fresh bool) error {
+// none, so it is not looked for. The Secret carries the Revision's
+// Application label, and a preview Revision's preview label.
+func EnsureDesiredState(ctx context.Context, c client.Client, reader client.Reader, rev *syncv1.Revision, data []byte, fresh bool) error {
 	if !fresh {
-		err := r.APIReader.Get(ctx, client.ObjectKey{Namespace: rev.Namespace, Name: rev.Spec.DesiredState.SecretName}, &corev1.Secret{})
+		err := reader.Get(ctx, client.ObjectKey{Namespace: rev.Namespace, Name: rev.Spec.DesiredState.SecretName}, &corev1.Secret{})
 		if err == nil || !apierrors.IsNotFound(err) {
 			return err
 		}
 	}
+	labels := map[string]string{syncv1.ApplicationLabel: rev.Spec.ApplicationName}
+	if rev.Spec.Preview != nil {
+		labels[syncv1.PreviewLabel] = rev.Spec.Preview.Name
+	}
 	secret := &corev1.Secret{
 		ObjectMeta: metav1.ObjectMeta{
 			Name: rev.Spec.DesiredState.SecretName, Namespace: rev.Namespace,
-			Labels:          map[string]string{syncv1.ApplicationLabel: rev.Spec.ApplicationName},
+			Labels:          labels,
 			OwnerReferences: []metav1.OwnerReference{*metav1.NewControllerRef(rev, syncv1.GroupVersion.WithKind("Revision"))},
 		},
 		Type: syncv1.DesiredStateSecretType,
 		Data: map[string][]byte{desiredstate.DataKey: data},
 	}
-	if err := r.Client.Create(ctx, secret); err != nil && !apierrors.IsAlreadyExists(err) {
+	if err := c.Create(ctx, secret); err != nil && !apierrors.IsAlreadyExists(err) {
 		return err
 	}
 	return nil

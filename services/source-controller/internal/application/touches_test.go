@@ -21,11 +21,11 @@ func TestTouches_AnApplicationIsChangedByFilesAtOrUnderItsPath(t *testing.T) {
 		{path: "", want: true},
 		{path: ".", want: true},
 	} {
-		if got := touches(changed, tc.path); got != tc.want {
-			t.Errorf("touches(%q, %q) = %v, want %v", changed, tc.path, got, tc.want)
+		if got := Touches(changed, tc.path); got != tc.want {
+			t.Errorf("Touches(%q, %q) = %v, want %v", changed, tc.path, got, tc.want)
 		}
 	}
-	if touches(nil, "") {
+	if Touches(nil, "") {
 		t.Error("a commit that changes no file touches the root Application")
 	}
 }
