@@ -48,6 +48,18 @@ type Reconciler struct {
 	Retry *retry.Backoff
 	// Concurrent is how many Repositories are fetched run at once; below 1 means 1.
 	Concurrent int
+	// Previews keeps status.previews and the preview Revisions after each
+	// fetch; nil leaves previews alone.
+	Previews Previewer
+}
+
+// Previewer keeps a Repository's previews (package preview): it reads the
+// preview requests and lists the branches spec.previews asks for, renders
+// them against tracked, the commit just fetched, and returns
+// status.previews and how soon it needs to look again (zero: at the next
+// poll).
+type Previewer interface {
+	Previews(ctx context.Context, repo *syncv1.Repository, auth *gitrepo.Auth, tracked string) ([]syncv1.PreviewStatus, time.Duration)
 }
 
 // SetupWithManager watches Repositories for spec changes and for the
@@ -83,6 +95,8 @@ type status struct {
 	Artifact               *syncv1.Artifact   `json:"artifact,omitempty"`
 	LastHandledReconcileAt string             `json:"lastHandledReconcileAt,omitempty"`
 	DiscoveredApplications int32              `json:"discoveredApplications"`
+	// Previews is carried over unchanged whenever no fetch succeeded.
+	Previews []syncv1.PreviewStatus `json:"previews,omitempty"`
 }
 
 // Reconcile fetches, discovers and records the outcome in status.
@@ -100,6 +114,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		Artifact:               repo.Status.Artifact,
 		LastHandledReconcileAt: repo.Annotations[syncv1.ReconcileRequestedAtAnnotation],
 		DiscoveredApplications: repo.Status.DiscoveredApplications,
+		Previews:               repo.Status.Previews,
 	}
 	var updates []metav1.Condition
 	fetchedBefore := ""
@@ -109,7 +124,10 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 
 	next := PollInterval(repo)
 	retryKey := req.String()
-	fetchErr := r.fetch(ctx, repo, &st)
+	auth, fetchErr := r.auth(ctx, repo)
+	if fetchErr == nil {
+		fetchErr = r.fetch(ctx, repo, auth, &st)
+	}
 	if fetchErr != nil {
 		reason := syncv1.ReasonFetchFailed
 		if errors.Is(fetchErr, gitrepo.ErrCredentialsRefused) {
@@ -139,6 +157,13 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 				ssa.Condition(syncv1.ConditionApplicationsDiscovered, true, syncv1.ReasonSucceeded, fmt.Sprintf("%d Applications declared", n), repo.Generation),
 				ssa.Condition(syncv1.ConditionReady, true, syncv1.ReasonSucceeded, msg, repo.Generation))
 		}
+		if r.Previews != nil {
+			var after time.Duration
+			st.Previews, after = r.Previews.Previews(ctx, repo, auth, st.Artifact.Commit)
+			if after > 0 && after < next {
+				next = after
+			}
+		}
 	}
 	st.Conditions = ssa.Conditions(repo.Status.Conditions, conditionTypes, updates...)
 	if err := ssa.ApplyStatus(ctx, r.Client, repo, syncv1.FieldManagerSource, st); err != nil {
@@ -156,6 +181,7 @@ func (r *Reconciler) refuse(ctx context.Context, repo *syncv1.Repository, specEr
 		Artifact:               repo.Status.Artifact,
 		LastHandledReconcileAt: repo.Status.LastHandledReconcileAt,
 		DiscoveredApplications: repo.Status.DiscoveredApplications,
+		Previews:               repo.Status.Previews,
 		Conditions: ssa.Conditions(repo.Status.Conditions, conditionTypes,
 			ssa.Condition(syncv1.ConditionFetched, false, syncv1.ReasonValidationFailure, msg, repo.Generation),
 			ssa.Condition(syncv1.ConditionReady, false, syncv1.ReasonValidationFailure, msg, repo.Generation)),
@@ -164,25 +190,30 @@ func (r *Reconciler) refuse(ctx context.Context, repo *syncv1.Repository, specEr
 	return ssa.ApplyStatus(ctx, r.Client, repo, syncv1.FieldManagerSource, st)
 }
 
+// auth reads the Repository's Git credentials; nil when it names none.
+func (r *Reconciler) auth(ctx context.Context, repo *syncv1.Repository) (*gitrepo.Auth, error) {
+	ref := repo.Spec.Git.SecretRef
+	if ref == nil {
+		return nil, nil
+	}
+	secret := &corev1.Secret{}
+	if err := r.APIReader.Get(ctx, client.ObjectKey{Namespace: repo.Namespace, Name: ref.Name}, secret); err != nil {
+		if apierrors.IsNotFound(err) {
+			return nil, fmt.Errorf("Repository %s/%s: spec.git.secretRef: Secret %q not found: %w", repo.Namespace, repo.Name, ref.Name, gitrepo.ErrCredentialsRefused)
+		}
+		return nil, err
+	}
+	a, err := gitrepo.AuthFromSecret(secret)
+	if err != nil {
+		return nil, fmt.Errorf("Repository %s/%s: spec.git.secretRef: %w", repo.Namespace, repo.Name, err)
+	}
+	return a, nil
+}
+
 // fetch brings the clone up to date and records the resolved commit. The
 // artifact's fetchedAt moves only when the commit does, so polling an
 // unchanged branch writes nothing.
-func (r *Reconciler) fetch(ctx context.Context, repo *syncv1.Repository, st *status) error {
-	var auth *gitrepo.Auth
-	if ref := repo.Spec.Git.SecretRef; ref != nil {
-		secret := &corev1.Secret{}
-		if err := r.APIReader.Get(ctx, client.ObjectKey{Namespace: repo.Namespace, Name: ref.Name}, secret); err != nil {
-			if apierrors.IsNotFound(err) {
-				return fmt.Errorf("Repository %s/%s: spec.git.secretRef: Secret %q not found: %w", repo.Namespace, repo.Name, ref.Name, gitrepo.ErrCredentialsRefused)
-			}
-			return err
-		}
-		a, err := gitrepo.AuthFromSecret(secret)
-		if err != nil {
-			return fmt.Errorf("Repository %s/%s: spec.git.secretRef: %w", repo.Namespace, repo.Name, err)
-		}
-		auth = a
-	}
+func (r *Reconciler) fetch(ctx context.Context, repo *syncv1.Repository, auth *gitrepo.Auth, st *status) error {
 	revision := repo.Spec.Git.Revision
 	if revision == "" {
 		revision = gitrepo.DefaultRevision

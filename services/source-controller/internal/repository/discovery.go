@@ -42,7 +42,7 @@ func (r *Reconciler) discover(ctx context.Context, repo *syncv1.Repository, comm
 		return 0, err
 	}
 	paths := discovery.Paths(repo)
-	files, err := readConfigs(dir, paths)
+	files, err := ReadConfigs(dir, paths)
 	if err != nil {
 		return 0, err
 	}
@@ -66,9 +66,9 @@ func (r *Reconciler) discover(ctx context.Context, repo *syncv1.Repository, comm
 	return int32(len(apps)), r.pruneApplications(ctx, repo, declared)
 }
 
-// readConfigs reads the configured files inside the checkout through os.Root,
+// ReadConfigs reads the configured files inside the checkout through os.Root,
 // so a symlink cannot lead the read outside the repository.
-func readConfigs(dir string, paths []string) (map[string][]byte, error) {
+func ReadConfigs(dir string, paths []string) (map[string][]byte, error) {
 	root, err := os.OpenRoot(dir)
 	if err != nil {
 		return nil, err
