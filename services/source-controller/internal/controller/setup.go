@@ -5,6 +5,7 @@ package controller
 import (
 	"context"
 	"path/filepath"
+	"time"
 
 	ctrl "sigs.k8s.io/controller-runtime"
 
@@ -14,6 +15,7 @@ import (
 	"github.com/kuvryn/kuvryn-sync/services/source-controller/internal/cachepruner"
 	"github.com/kuvryn/kuvryn-sync/services/source-controller/internal/chart"
 	"github.com/kuvryn/kuvryn-sync/services/source-controller/internal/gitrepo"
+	"github.com/kuvryn/kuvryn-sync/services/source-controller/internal/preview"
 	"github.com/kuvryn/kuvryn-sync/services/source-controller/internal/repository"
 )
 
@@ -38,9 +40,13 @@ func Setup(ctx context.Context, mgr ctrl.Manager, o Options) error {
 	if err != nil {
 		return err
 	}
+	previews := &preview.Reconciler{
+		Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(), Git: git, Now: time.Now,
+		Renderer: &application.Renderer{APIReader: mgr.GetAPIReader(), Git: git, Charts: charts},
+	}
 	if err := (&repository.Reconciler{
 		Client: mgr.GetClient(), Repositories: mgr.GetCache(), APIReader: mgr.GetAPIReader(), Git: git, Events: rec,
-		Concurrent: o.Concurrent,
+		Concurrent: o.Concurrent, Previews: previews,
 	}).SetupWithManager(mgr); err != nil {
 		return err
 	}

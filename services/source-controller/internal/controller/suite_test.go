@@ -158,8 +158,13 @@ func get[T client.Object](t *testing.T, obj T, ns, name string) T {
 
 func revisionsOf(t *testing.T, ns, app string) []syncv1.Revision {
 	t.Helper()
+	return revisionsLabelled(t, ns, syncv1.ApplicationLabel, app)
+}
+
+func revisionsLabelled(t *testing.T, ns, label, value string) []syncv1.Revision {
+	t.Helper()
 	var list syncv1.RevisionList
-	if err := k8s.List(t.Context(), &list, client.InNamespace(ns), client.MatchingLabels{syncv1.ApplicationLabel: app}); err != nil {
+	if err := k8s.List(t.Context(), &list, client.InNamespace(ns), client.MatchingLabels{label: value}); err != nil {
 		t.Fatal(err)
 	}
 	return list.Items
