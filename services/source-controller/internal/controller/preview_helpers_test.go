@@ -1,6 +1,7 @@
 package controller_test
 
 import (
+	"strings"
 	"testing"
 	"time"
 
@@ -8,7 +9,24 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	syncv1 "github.com/kuvryn/kuvryn-sync/apis/v1alpha1"
+	testgit "github.com/kuvryn/kuvryn-sync/pkg/testkit/git"
 )
+
+// previewRepository serves a repository "platform" holding, for each app,
+// apps/<app>/settings.yaml, a ConfigMap whose color is blue, and creates
+// the Applications.
+func previewRepository(t *testing.T, ns string, apps ...string) (*testgit.Repo, *syncv1.Repository) {
+	t.Helper()
+	files := map[string]string{}
+	for _, app := range apps {
+		files["apps/"+app+"/settings.yaml"] = strings.Replace(configMap, "%s", "blue", 1)
+	}
+	gitRepo, repo := newRepository(t, ns, "platform", files)
+	for _, app := range apps {
+		newApplication(t, ns, app, repo.Name, "apps/"+app)
+	}
+	return gitRepo, repo
+}
 
 // enablePreviews sets spec.previews on a Repository newRepository made.
 func enablePreviews(t *testing.T, ns, name string, previews syncv1.PreviewsSpec) {

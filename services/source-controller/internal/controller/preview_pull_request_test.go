@@ -20,12 +20,7 @@ import (
 func TestPreview_PullRequestRendersOnlyTheChangedApplication(t *testing.T) {
 	t.Parallel()
 	ns := newNamespace(t)
-	gitRepo, repo := newRepository(t, ns, "platform", map[string]string{
-		"apps/web/settings.yaml": strings.Replace(configMap, "%s", "blue", 1),
-		"apps/api/settings.yaml": strings.Replace(configMap, "%s", "red", 1),
-	})
-	newApplication(t, ns, "web", repo.Name, "apps/web")
-	newApplication(t, ns, "api", repo.Name, "apps/api")
+	gitRepo, repo := previewRepository(t, ns, "web", "api")
 	var desiredWeb, desiredAPI string
 	eventually(t, "both Applications rendered", func() bool {
 		desiredWeb = get(t, &syncv1.Application{}, ns, "web").Status.DesiredRevision

@@ -22,6 +22,7 @@ import (
 
 	syncv1 "github.com/kuvryn/kuvryn-sync/apis/v1alpha1"
 	"github.com/kuvryn/kuvryn-sync/pkg/desiredstate"
+	testgit "github.com/kuvryn/kuvryn-sync/pkg/testkit/git"
 	testsops "github.com/kuvryn/kuvryn-sync/pkg/testkit/sops"
 )
 
@@ -49,9 +50,9 @@ func sopsEncrypt(t *testing.T, manifest, recipient string) []byte {
 
 // encryptedSecretRepo serves a repository whose apps/payments holds a
 // SOPS-encrypted Secret carrying a fresh random plaintext, and a plain
-// ConfigMap. It returns the plaintext, the identity that decrypts it and the
-// encrypted file as committed.
-func encryptedSecretRepo(t *testing.T, ns string) (string, *age.X25519Identity, []byte) {
+// ConfigMap. It returns the plaintext, the identity that decrypts it, the
+// encrypted file as committed and the repository.
+func encryptedSecretRepo(t *testing.T, ns string) (string, *age.X25519Identity, []byte, *testgit.Repo) {
 	t.Helper()
 	id, err := age.GenerateX25519Identity()
 	if err != nil {
@@ -62,11 +63,11 @@ func encryptedSecretRepo(t *testing.T, ns string) (string, *age.X25519Identity, 
 	if bytes.Contains(encrypted, []byte(plaintext)) || !bytes.Contains(encrypted, []byte("ENC[AES256_GCM,")) {
 		t.Fatalf("the committed file must hold ciphertext only:\n%s", encrypted)
 	}
-	newRepository(t, ns, "platform", map[string]string{
+	gitRepo, _ := newRepository(t, ns, "platform", map[string]string{
 		"apps/payments/db.yaml":       string(encrypted),
 		"apps/payments/settings.yaml": strings.Replace(configMap, "%s", "blue", 1),
 	})
-	return plaintext, id, encrypted
+	return plaintext, id, encrypted, gitRepo
 }
 
 // newKeySecret creates the decryption Secret holding id, labelled as the
@@ -104,7 +105,7 @@ func newDecryptingApplication(t *testing.T, ns, name, keySecret string) {
 func TestSOPS_PlaintextAppearsNowhere(t *testing.T) {
 	t.Parallel()
 	ns := newNamespace(t)
-	plaintext, id, encrypted := encryptedSecretRepo(t, ns)
+	plaintext, id, encrypted, _ := encryptedSecretRepo(t, ns)
 	newKeySecret(t, ns, "payments-age", id, true)
 	newDecryptingApplication(t, ns, "payments", "payments-age")
 
@@ -258,7 +259,7 @@ func TestSOPS_PlaintextAppearsNowhere(t *testing.T) {
 func TestSOPS_EncryptedFileWithoutDecryptionFails(t *testing.T) {
 	t.Parallel()
 	ns := newNamespace(t)
-	plaintext, id, _ := encryptedSecretRepo(t, ns)
+	plaintext, id, _, _ := encryptedSecretRepo(t, ns)
 	newKeySecret(t, ns, "unlabelled-age", id, false)
 
 	for _, tc := range []struct {
