@@ -16,6 +16,9 @@ import (
 const (
 	// maxPreviews bounds status.previews, as its schema does.
 	maxPreviews = 100
+	// maxBranchBytes is the longest branch name status.previews holds; a
+	// longer one on the remote is not previewed.
+	maxBranchBytes = 255
 	// DefaultMaxActive and DefaultKeepAfterClose apply when a Repository
 	// stored before their schema defaults leaves them unset.
 	DefaultMaxActive      = 10
@@ -27,7 +30,8 @@ const (
 // remote that match spec.previews.branches (listed is false when the list
 // failed, and branch previews then stay as they were), and the previous
 // status. Entries left with an empty State are to be rendered. The result
-// is sorted open ones first, then by name, and bounded.
+// is sorted open ones first (those to render, then the others), then by
+// name, and bounded.
 func states(repo *syncv1.Repository, branches []string, listed bool, now time.Time) []syncv1.PreviewStatus {
 	spec := repo.Spec.Previews
 	old := map[string]syncv1.PreviewStatus{}
@@ -63,7 +67,7 @@ func states(repo *syncv1.Repository, branches []string, listed bool, now time.Ti
 	if len(spec.Branches) > 0 && listed {
 		for _, b := range branches {
 			name := syncv1.BranchPreviewName(b)
-			if seen[name] || !matches(spec.Branches, b) {
+			if seen[name] || len(b) > maxBranchBytes || !matches(spec.Branches, b) {
 				continue
 			}
 			p := syncv1.PreviewStatus{Name: name, Ref: "refs/heads/" + b, Branch: b, RequestedAt: requestedAt(old[name], metav1.NewTime(now))}
@@ -103,12 +107,11 @@ func states(repo *syncv1.Repository, branches []string, listed bool, now time.Ti
 	out = live
 	queue(spec, out, old)
 
+	// The bound drops closed previews first, then waiting ones, never one
+	// to render.
 	slices.SortFunc(out, func(a, b syncv1.PreviewStatus) int {
-		if ac, bc := a.State == syncv1.PreviewClosed, b.State == syncv1.PreviewClosed; ac != bc {
-			if ac {
-				return 1
-			}
-			return -1
+		if c := rank(a.State) - rank(b.State); c != 0 {
+			return c
 		}
 		return strings.Compare(a.Name, b.Name)
 	})
@@ -116,6 +119,17 @@ func states(repo *syncv1.Repository, branches []string, listed bool, now time.Ti
 		out = out[:maxPreviews]
 	}
 	return out
+}
+
+// rank orders previews in status: to render, waiting or refused, closed.
+func rank(s syncv1.PreviewState) int {
+	switch s {
+	case "":
+		return 0
+	case syncv1.PreviewClosed:
+		return 2
+	}
+	return 1
 }
 
 // fromRequest is the preview one well-formed request asks for.

@@ -109,6 +109,13 @@ func TestStates_RequestsBranchesAndLimits(t *testing.T) {
 			},
 		},
 		{
+			name:     "a branch name longer than status can hold is not previewed",
+			spec:     syncv1.PreviewsSpec{Branches: []string{"preview/*"}},
+			branches: []string{"preview/" + strings.Repeat("x", 250), "preview/x"},
+			listed:   true,
+			want:     map[string][2]string{branchX: {"", ""}},
+		},
+		{
 			name: "branch previews stay as they were when the list fails",
 			spec: syncv1.PreviewsSpec{Branches: []string{"preview/*"}},
 			old:  []syncv1.PreviewStatus{{Name: branchX, Branch: "preview/x", State: syncv1.PreviewRendered, RequestedAt: at(0)}},
