@@ -29,22 +29,11 @@ func TestHelmChart_ValuesFromASecretAndAConfigMapMergeInOrder(t *testing.T) {
 		Data: map[string][]byte{"values.yaml": []byte("size: from-secret\ntier: from-secret\n")}})
 	create(&corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "demo-tier"},
 		Data: map[string]string{"tier.yaml": "tier: from-configmap\n"}})
-	create(&syncv1.Application{
-		ObjectMeta: metav1.ObjectMeta{Name: "demo", Namespace: ns},
-		Spec: syncv1.ApplicationSpec{Source: syncv1.ApplicationSource{
-			RepositoryRef: syncv1.LocalObjectReference{Name: "platform"},
-			Path:          "envs/prod",
-			Render: syncv1.Render{Type: syncv1.RenderHelm, Helm: &syncv1.HelmRender{
-				Chart:       &syncv1.HelmChart{Repository: host.ChartRepository(), Name: "demo", Version: "1.0.0", Insecure: true},
-				ValuesFiles: []string{"values.yaml"},
-				ValuesFrom: []syncv1.ValuesReference{
-					{Kind: "Secret", Name: "demo-values"},
-					{Kind: "ConfigMap", Name: "demo-tier", Key: "tier.yaml"},
-				},
-				Values: &apiextensionsv1.JSON{Raw: []byte(`{"color":"green"}`)},
-			}},
-		}},
-	})
+	app := demoChartApplication(ns, host.ChartRepository(),
+		syncv1.ValuesReference{Kind: "Secret", Name: "demo-values"},
+		syncv1.ValuesReference{Kind: "ConfigMap", Name: "demo-tier", Key: "tier.yaml"})
+	app.Spec.Source.Render.Helm.Values = &apiextensionsv1.JSON{Raw: []byte(`{"color":"green"}`)}
+	create(app)
 
 	_, data := renderedSettings(t, ns, "demo", "")
 	for _, tc := range []struct{ key, want, from string }{
@@ -55,5 +44,22 @@ func TestHelmChart_ValuesFromASecretAndAConfigMapMergeInOrder(t *testing.T) {
 		if data[tc.key] != tc.want {
 			t.Errorf("data.%s = %q, want %q from %s (all data: %v)", tc.key, data[tc.key], tc.want, tc.from, data)
 		}
+	}
+}
+
+// demoChartApplication renders the demo chart 1.0.0 of chartRepo with
+// envs/prod/values.yaml of the Repository "platform" and valuesFrom.
+func demoChartApplication(ns, chartRepo string, valuesFrom ...syncv1.ValuesReference) *syncv1.Application {
+	return &syncv1.Application{
+		ObjectMeta: metav1.ObjectMeta{Name: "demo", Namespace: ns},
+		Spec: syncv1.ApplicationSpec{Source: syncv1.ApplicationSource{
+			RepositoryRef: syncv1.LocalObjectReference{Name: "platform"},
+			Path:          "envs/prod",
+			Render: syncv1.Render{Type: syncv1.RenderHelm, Helm: &syncv1.HelmRender{
+				Chart:       &syncv1.HelmChart{Repository: chartRepo, Name: "demo", Version: "1.0.0", Insecure: true},
+				ValuesFiles: []string{"values.yaml"},
+				ValuesFrom:  valuesFrom,
+			}},
+		}},
 	}
 }

@@ -1,14 +1,19 @@
 package controller_test
 
 import (
+	"fmt"
+	"slices"
 	"strings"
 	"testing"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	syncv1 "github.com/kuvryn/kuvryn-sync/apis/v1alpha1"
+	"github.com/kuvryn/kuvryn-sync/pkg/desiredstate"
 	testgit "github.com/kuvryn/kuvryn-sync/pkg/testkit/git"
 )
 
@@ -93,4 +98,41 @@ func previewRendered(t *testing.T, ns, repoName, name, commit string) *syncv1.Pr
 		return p != nil && p.State == syncv1.PreviewRendered && p.Commit == commit
 	})
 	return p
+}
+
+// openPullRequest commits change on branch, points refs/pull/<n>/head at
+// it, requests the preview pr-<n> and waits for it to be rendered; it
+// returns the commit.
+func openPullRequest(t *testing.T, gitRepo *testgit.Repo, ns string, n int32, branch string, change testgit.Change) string {
+	t.Helper()
+	head, err := gitRepo.Apply(branch, "change on "+branch, change)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := gitRepo.SetRef(fmt.Sprintf("refs/pull/%d/head", n), head); err != nil {
+		t.Fatal(err)
+	}
+	name := syncv1.PullRequestPreviewName(syncv1.PreviewProviderGitHub, n)
+	requestPreview(t, ns, "platform", name, syncv1.PreviewRequest{Number: n, Branch: branch})
+	previewRendered(t, ns, "platform", name, head)
+	return head
+}
+
+// onlyPreviewRevision checks that the preview has one Revision, which
+// withheld what is wanted, and returns its desired state.
+func onlyPreviewRevision(t *testing.T, ns, preview string, wantWithheld []string) []*unstructured.Unstructured {
+	t.Helper()
+	revs := previewRevisions(t, ns, preview)
+	if len(revs) != 1 {
+		t.Fatalf("%d preview Revisions, want 1", len(revs))
+	}
+	if got := revs[0].Spec.Preview.Withheld; !slices.Equal(got, wantWithheld) {
+		t.Fatalf("spec.preview.withheld = %q, want %q", got, wantWithheld)
+	}
+	state := get(t, &corev1.Secret{}, ns, revs[0].Spec.DesiredState.SecretName)
+	objs, err := desiredstate.Decode(state.Data[desiredstate.DataKey])
+	if err != nil {
+		t.Fatal(err)
+	}
+	return objs
 }

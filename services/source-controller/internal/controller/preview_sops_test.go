@@ -1,15 +1,12 @@
 package controller_test
 
 import (
-	"slices"
 	"strings"
 	"testing"
 
-	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	syncv1 "github.com/kuvryn/kuvryn-sync/apis/v1alpha1"
-	"github.com/kuvryn/kuvryn-sync/pkg/desiredstate"
 	testgit "github.com/kuvryn/kuvryn-sync/pkg/testkit/git"
 )
 
@@ -37,26 +34,10 @@ func TestPreview_SOPSWithheldUnlessDecrypt(t *testing.T) {
 				return get(t, &syncv1.Application{}, ns, "payments").Status.DesiredRevision != ""
 			})
 			enablePreviews(t, ns, "platform", syncv1.PreviewsSpec{PullRequests: syncv1.PreviewProviderGitHub, MaxActive: 10, Decrypt: tc.decrypt})
-			head, err := gitRepo.Apply("feature", "green", testgit.File("apps/payments/settings.yaml", strings.Replace(configMap, "%s", "green", 1)))
-			if err != nil {
-				t.Fatal(err)
-			}
-			if err := gitRepo.SetRef("refs/pull/1/head", head); err != nil {
-				t.Fatal(err)
-			}
-			requestPreview(t, ns, "platform", "pr-1", syncv1.PreviewRequest{Number: 1, Branch: "feature"})
-			previewRendered(t, ns, "platform", "pr-1", head)
-			revs := previewRevisions(t, ns, "pr-1")
-			if len(revs) != 1 {
-				t.Fatalf("%d preview Revisions, want 1", len(revs))
-			}
-			if got := revs[0].Spec.Preview.Withheld; !slices.Equal(got, tc.wantWithheld) {
-				t.Fatalf("spec.preview.withheld = %q, want %q", got, tc.wantWithheld)
-			}
-			state := get(t, &corev1.Secret{}, ns, revs[0].Spec.DesiredState.SecretName)
-			objs, err := desiredstate.Decode(state.Data[desiredstate.DataKey])
-			if err != nil || len(objs) != tc.wantObjects {
-				t.Fatalf("preview desired state holds %d objects (%v), want %d", len(objs), err, tc.wantObjects)
+			openPullRequest(t, gitRepo, ns, 1, "feature", testgit.File("apps/payments/settings.yaml", strings.Replace(configMap, "%s", "green", 1)))
+			objs := onlyPreviewRevision(t, ns, "pr-1", tc.wantWithheld)
+			if len(objs) != tc.wantObjects {
+				t.Fatalf("preview desired state holds %d objects, want %d", len(objs), tc.wantObjects)
 			}
 			for _, o := range objs {
 				if o.GetKind() != "Secret" {
