@@ -41,7 +41,11 @@ type Reconciler struct {
 func (r *Reconciler) Previews(ctx context.Context, repo *syncv1.Repository, auth *gitrepo.Auth, tracked string) ([]syncv1.PreviewStatus, time.Duration) {
 	now := r.Now()
 	if repo.Spec.Previews == nil {
-		r.collect(ctx, repo, nil)
+		// Preview Revisions exist only while status lists their preview,
+		// so a Repository that lists none has none to delete.
+		if len(repo.Status.Previews) > 0 {
+			r.collect(ctx, repo, nil)
+		}
 		return nil, 0
 	}
 	key := gitrepo.RepoKey{Namespace: repo.Namespace, Name: repo.Name}
