@@ -57,7 +57,8 @@ const withheldSuffix = " (spec.previews.decrypt is off)"
 
 // Render checks commit out, gathers keys, values and the chart, and renders
 // app. Decrypted plaintext exists only in memory here and in the returned
-// objects; a render that fails returns its Output too, without objects.
+// objects; a render that fails after the checkout returns its Output too,
+// without objects, so that it still says what it withheld.
 // With withhold, nothing secret is read: SOPS files are left out
 // undecrypted, valuesFrom Secrets are not read and the chart is pulled
 // without credentials, each listed in Output.Withheld, since a preview's
@@ -88,7 +89,7 @@ func (r *Renderer) Render(ctx context.Context, app *syncv1.Application, key gitr
 		req.Helm.ReleaseName = h.ReleaseName
 		req.Helm.ValuesFiles = h.ValuesFiles
 		if req.Helm.ValuesFrom, err = r.valuesFrom(ctx, app, withhold, out); err != nil {
-			return nil, err
+			return out, err
 		}
 		if h.Values != nil && len(h.Values.Raw) > 0 {
 			if err := json.Unmarshal(h.Values.Raw, &req.Helm.Values); err != nil {
@@ -98,7 +99,7 @@ func (r *Renderer) Render(ctx context.Context, app *syncv1.Application, key gitr
 		if c := h.Chart; c != nil {
 			pulled, err := r.pull(ctx, app, c, withhold, out)
 			if err != nil {
-				return nil, err
+				return out, err
 			}
 			req.Helm.Chart = pulled.Chart
 			out.Chart = &syncv1.ChartArtifact{Repository: c.Repository, Name: c.Name, Version: c.Version, SHA256: pulled.SHA256}
