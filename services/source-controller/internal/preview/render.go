@@ -130,6 +130,15 @@ func (r *Reconciler) changed(ctx context.Context, repo *syncv1.Repository, key g
 		if exists[name] || d.Spec.Source.RepositoryRef.Name != repo.Name {
 			continue
 		}
+		// A name another Repository's Application holds is not new, and
+		// discovery would refuse it at merge: nothing to preview.
+		err := r.Client.Get(ctx, client.ObjectKey{Namespace: repo.Namespace, Name: name}, &syncv1.Application{})
+		if !apierrors.IsNotFound(err) {
+			if err != nil {
+				return nil, err
+			}
+			continue
+		}
 		out = append(out, candidate{newApp: true, app: &syncv1.Application{
 			ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: repo.Namespace, Labels: d.Labels},
 			Spec:       d.Spec,
