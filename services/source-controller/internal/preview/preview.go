@@ -23,6 +23,14 @@ import (
 	"github.com/kuvryn/kuvryn-sync/services/source-controller/internal/gitrepo"
 )
 
+const (
+	// refLagRetry and refLagWindow: how often, and for how long after the
+	// request, a preview whose ref is not yet at the requested commit is
+	// fetched again.
+	refLagRetry  = 5 * time.Second
+	refLagWindow = 5 * time.Minute
+)
+
 // Reconciler keeps the previews of the Repositories that set spec.previews.
 type Reconciler struct {
 	Client client.Client
@@ -59,6 +67,7 @@ func (r *Reconciler) Previews(ctx context.Context, repo *syncv1.Repository, auth
 		}
 	}
 	ps := states(repo, branches, listed, now)
+	requested := requestedCommits(repo)
 
 	// keep holds, per preview, the Revisions to keep; a nil set keeps all
 	// of that preview's Revisions (closed, or failed before it rendered).
@@ -76,18 +85,42 @@ func (r *Reconciler) Previews(ctx context.Context, repo *syncv1.Repository, auth
 				continue
 			}
 			keep[p.Name] = names
+			// A Git host may move the ref a moment after it sends the
+			// event that names the new commit: look again soon, for a while.
+			if want := requested[p.Name]; want != "" && want != p.Commit && now.Sub(p.RequestedAt.Time) < refLagWindow {
+				p.Message = ssa.Truncate(fmt.Sprintf("%s; %s is at %s, not yet at the requested commit %s: looking again in %s",
+					p.Message, p.Ref, short(p.Commit), short(want), refLagRetry))
+				after = sooner(after, refLagRetry)
+			}
 		case syncv1.PreviewClosed:
 			keep[p.Name] = nil
 			if p.ClosedAt != nil {
-				left := p.ClosedAt.Add(keepAfterClose(repo.Spec.Previews)).Sub(now) + time.Second
-				if after == 0 || left < after {
-					after = left
-				}
+				after = sooner(after, p.ClosedAt.Add(keepAfterClose(repo.Spec.Previews)).Sub(now)+time.Second)
 			}
 		}
 	}
 	r.collect(ctx, repo, keep)
 	return ps, after
+}
+
+// requestedCommits maps each well-formed request that names its head
+// commit to that commit.
+func requestedCommits(repo *syncv1.Repository) map[string]string {
+	out := map[string]string{}
+	for k, v := range repo.Annotations {
+		if name, req, ok, err := syncv1.ParsePreviewRequest(k, v); ok && err == nil && req.Commit != "" && !req.Closed {
+			out[name] = req.Commit
+		}
+	}
+	return out
+}
+
+// sooner is the shorter of two waits, where zero is no wait asked for.
+func sooner(a, b time.Duration) time.Duration {
+	if a == 0 || b < a {
+		return b
+	}
+	return a
 }
 
 // collect deletes the Repository's preview Revisions that keep does not
