@@ -248,14 +248,19 @@ func (r *Reconciler) ensure(ctx context.Context, rev *syncv1.Revision) (bool, er
 }
 
 // newRevision is a preview Revision of app, owned by the Repository so that
-// deleting the Repository deletes its previews.
+// deleting the Repository deletes its previews. It carries the Repository's
+// shard label, so that it is in the caches of the shard that keeps the
+// Repository's previews (and plans its Applications, which discovery puts
+// in the same shard).
 func newRevision(repo *syncv1.Repository, name, app string, spec *syncv1.RevisionPreview) *syncv1.Revision {
+	labels := map[string]string{syncv1.PreviewLabel: spec.Name, syncv1.RepositoryLabel: repo.Name, syncv1.ApplicationLabel: app}
+	if shard, ok := repo.Labels[syncv1.ShardLabel]; ok {
+		labels[syncv1.ShardLabel] = shard
+	}
 	return &syncv1.Revision{
 		ObjectMeta: metav1.ObjectMeta{
 			Name: name, Namespace: repo.Namespace,
-			Labels: map[string]string{
-				syncv1.PreviewLabel: spec.Name, syncv1.RepositoryLabel: repo.Name, syncv1.ApplicationLabel: app,
-			},
+			Labels: labels,
 			OwnerReferences: []metav1.OwnerReference{{
 				APIVersion: syncv1.GroupVersion.String(), Kind: "Repository", Name: repo.Name, UID: repo.UID,
 			}},
