@@ -103,6 +103,12 @@ func newNamespace(t *testing.T) string {
 // newRepository serves a new Git repository and creates a Repository for it.
 func newRepository(t *testing.T, ns, name string, files map[string]string) (*testgit.Repo, *syncv1.Repository) {
 	t.Helper()
+	return newLabelledRepository(t, ns, name, files, nil)
+}
+
+// newLabelledRepository is newRepository with the Repository's labels.
+func newLabelledRepository(t *testing.T, ns, name string, files map[string]string, labels map[string]string) (*testgit.Repo, *syncv1.Repository) {
+	t.Helper()
 	gitRepo, err := git.CreateRepo(ns + "/" + name)
 	if err != nil {
 		t.Fatal(err)
@@ -111,7 +117,7 @@ func newRepository(t *testing.T, ns, name string, files map[string]string) (*tes
 		t.Fatal(err)
 	}
 	repo := &syncv1.Repository{
-		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns},
+		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns, Labels: labels},
 		Spec: syncv1.RepositorySpec{
 			Git:          syncv1.GitSource{URL: gitRepo.URL(), Revision: "main"},
 			PollInterval: &metav1.Duration{Duration: time.Hour},
