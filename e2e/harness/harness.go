@@ -202,10 +202,7 @@ func (e *Env) StartService(ctx context.Context, name string, args ...string) (*P
 		return nil, err
 	}
 	healthAddr := net.JoinHostPort("127.0.0.1", strconv.Itoa(port))
-	logPath := filepath.Join(e.Dir, name+".log")
-	if n := e.running(name); n > 0 {
-		logPath = filepath.Join(e.Dir, fmt.Sprintf("%s-%d.log", name, n+1))
-	}
+	logPath := e.freeLog(name)
 	logFile, err := os.OpenFile(logPath, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
 	if err != nil {
 		return nil, err
@@ -240,17 +237,29 @@ func (e *Env) StartService(ctx context.Context, name string, args ...string) (*P
 	return p, nil
 }
 
-// running counts the running replicas of the service name.
-func (e *Env) running(name string) int {
+// freeLog is the log of a new replica of the service name: <name>.log,
+// else <name>-2.log and so on, the first that no running replica writes, so
+// that two running processes never share a log (Logged would read the
+// other's lines), while a restarted service appends to the log of the one
+// it replaces.
+func (e *Env) freeLog(name string) string {
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	n := 0
+	taken := map[string]bool{}
 	for _, p := range e.procs {
 		if p.Name == name && !p.Exited() {
-			n++
+			taken[p.LogPath] = true
 		}
 	}
-	return n
+	for n := 1; ; n++ {
+		path := filepath.Join(e.Dir, name+".log")
+		if n > 1 {
+			path = filepath.Join(e.Dir, fmt.Sprintf("%s-%d.log", name, n))
+		}
+		if !taken[path] {
+			return path
+		}
+	}
 }
 
 // Exited reports whether the process has exited.

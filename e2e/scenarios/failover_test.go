@@ -1,6 +1,7 @@
 package scenarios_test
 
 import (
+	"fmt"
 	"testing"
 	"time"
 
@@ -69,18 +70,7 @@ metadata:
 data: {rolledOut: "true"}
 `,
 	})
-	var rev syncv1.Revision
-	eventually(t, 3*time.Minute, "pre-sync hook Succeeded and wave 1 of 3 Applying", func() bool {
-		var app syncv1.Application
-		if err := env.Client.Get(t.Context(), client.ObjectKey{Namespace: ns, Name: "shop"}, &app); err != nil || app.Status.DesiredRevision == "" {
-			return false
-		}
-		if err := env.Client.Get(t.Context(), client.ObjectKey{Namespace: ns, Name: app.Status.DesiredRevision}, &rev); err != nil {
-			return false
-		}
-		return hookState(&rev, "migrate") == syncv1.HookSucceeded &&
-			len(rev.Status.Waves) == 3 && rev.Status.Waves[0].State == syncv1.WaveApplying
-	})
+	rev := waitInFirstWave(t, ns, "shop", "migrate", 3)
 
 	took := killLeader(t, "sync-controller", leader, standby)
 	t.Logf("the standby sync-controller leads %s after the leader's SIGKILL (lease %s)", took.Round(100*time.Millisecond), harness.LeaseDuration)
@@ -108,6 +98,25 @@ data: {rolledOut: "true"}
 			t.Errorf("hook Job %s was created %d times, want once", hook, n)
 		}
 	}
+}
+
+// waitInFirstWave waits until app's desired Revision has run its pre-sync
+// hook and has waves waves, the first Applying, and returns it.
+func waitInFirstWave(t *testing.T, ns, app, hook string, waves int) syncv1.Revision {
+	t.Helper()
+	var rev syncv1.Revision
+	eventually(t, 3*time.Minute, fmt.Sprintf("%s's pre-sync hook %s Succeeded and wave 1 of %d Applying", app, hook, waves), func() bool {
+		var a syncv1.Application
+		if err := env.Client.Get(t.Context(), client.ObjectKey{Namespace: ns, Name: app}, &a); err != nil || a.Status.DesiredRevision == "" {
+			return false
+		}
+		if err := env.Client.Get(t.Context(), client.ObjectKey{Namespace: ns, Name: a.Status.DesiredRevision}, &rev); err != nil {
+			return false
+		}
+		return hookState(&rev, hook) == syncv1.HookSucceeded &&
+			len(rev.Status.Waves) == waves && rev.Status.Waves[0].State == syncv1.WaveApplying
+	})
+	return rev
 }
 
 // startStandby starts a second replica of the service, which must not lead

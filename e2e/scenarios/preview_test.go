@@ -89,9 +89,9 @@ func TestE2E_PullRequestPreviewPlansOnThePullRequestAndChangesNothing(t *testing
 	if status, body := pullRequestHook(t, ns, "platform", gitRepo.URL(), "opened", 7, head, "acme/platform"); status != http.StatusAccepted {
 		t.Fatalf("pull_request opened: %d %q, want 202", status, body)
 	}
-	eventually(t, 3*time.Minute, "a success commit status for web on "+head, func() bool {
+	eventually(t, 3*time.Minute, "a success commit status for web on "+head+" and its comment", func() bool {
 		s, ok := host.LatestStatus(head, "kuvryn-sync/web")
-		return ok && s.State == "success"
+		return ok && s.State == "success" && commented(host, 7, "web:2.0")
 	})
 	states := []string{}
 	for _, s := range host.Statuses(head) {
@@ -127,9 +127,9 @@ func TestE2E_PullRequestPreviewPlansOnThePullRequestAndChangesNothing(t *testing
 	if status, body := pullRequestHook(t, ns, "platform", gitRepo.URL(), "synchronize", 7, second, "acme/platform"); status != http.StatusAccepted {
 		t.Fatalf("pull_request synchronize: %d %q, want 202", status, body)
 	}
-	eventually(t, 3*time.Minute, "a success commit status for web on "+second, func() bool {
+	eventually(t, 3*time.Minute, "a success commit status for web on "+second+" and its comment", func() bool {
 		s, ok := host.LatestStatus(second, "kuvryn-sync/web")
-		return ok && s.State == "success"
+		return ok && s.State == "success" && commented(host, 7, "web:3.0")
 	})
 	updated := onlyComment(t, host, 7)
 	if updated.ID != comment.ID || updated.Updated == 0 || !strings.Contains(updated.Body, "web:3.0") {
@@ -180,6 +180,17 @@ func TestE2E_PullRequestPreviewPlansOnThePullRequestAndChangesNothing(t *testing
 	if dep := get(t, &appsv1.Deployment{}, ns, "web"); !strings.Contains(fmt.Sprint(dep.Spec.Template.Spec.Containers), "web:1.0") {
 		t.Errorf("Deployment web runs %v after previews, want web:1.0", dep.Spec.Template.Spec.Containers)
 	}
+}
+
+// commented reports whether a comment on pull request number holds want:
+// the comment follows the commit status.
+func commented(host *githost.Host, number int, want string) bool {
+	for _, c := range host.Comments(number) {
+		if strings.Contains(c.Body, want) {
+			return true
+		}
+	}
+	return false
 }
 
 // onlyComment is the one comment on pull request number.

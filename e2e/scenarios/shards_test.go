@@ -97,18 +97,7 @@ func TestE2E_ShardsReconcileOnlyTheirObjectsAndHandOverAMovedRepository(t *testi
 		}
 	}
 
-	var rev syncv1.Revision
-	eventually(t, 3*time.Minute, "shop's pre-sync hook Succeeded and its gated wave Applying in shard a", func() bool {
-		var app syncv1.Application
-		if err := env.Client.Get(t.Context(), client.ObjectKey{Namespace: ns, Name: "shop"}, &app); err != nil || app.Status.DesiredRevision == "" {
-			return false
-		}
-		if err := env.Client.Get(t.Context(), client.ObjectKey{Namespace: ns, Name: app.Status.DesiredRevision}, &rev); err != nil {
-			return false
-		}
-		return hookState(&rev, "migrate") == syncv1.HookSucceeded &&
-			len(rev.Status.Waves) > 0 && rev.Status.Waves[0].State == syncv1.WaveApplying
-	})
+	rev := waitInFirstWave(t, ns, "shop", "migrate", 1)
 	shards["a"].Sync.Kill()
 
 	for _, r := range []struct {
