@@ -138,10 +138,12 @@ bench: testbin ## Benchmarks, with figures: the engines on 10k objects, then rol
 
 # N of bench-scale: comma-separated numbers of Applications.
 N ?= 100,1000
+# SHARDS of bench-scale: spread the Applications over this many shards (0: the default shard alone).
+SHARDS ?= 0
 
 .PHONY: bench-scale
 bench-scale: testbin build ## End to end from Git: N Applications (N=100,1000) against a bare Server-Side Apply in the same run (~30 min on 2 cores).
-	$(GO) run ./e2e/cmd/benchscale -n $(N)
+	$(GO) run ./e2e/cmd/benchscale -n $(N) -shards $(SHARDS)
 
 ##@ Demo
 

@@ -65,6 +65,7 @@ func main() {
 	flag.StringVar(&extraFlags.source, "source-flags", "", "space-separated flags added to the source-controller's defaults")
 	flag.StringVar(&extraFlags.sync, "sync-flags", "", "space-separated flags added to the sync-controller's defaults")
 	flag.StringVar(&extraFlags.kcm, "kcm-flags", "", "space-separated flags added to kube-controller-manager's, such as \"--kube-api-qps=200 --kube-api-burst=400\"")
+	flag.IntVar(&shardCount, "shards", 0, "run this many shards (s0, s1, ...) of the source- and sync-controller, each with its Repository and an equal slice of the Applications; 0 runs the default shard alone")
 	flag.StringVar(&profileDir, "profiles", "", "directory for CPU profiles of kube-apiserver and both services, taken 10 s into each phase for 30 s, and the services' heap profiles after them")
 	flag.Parse()
 	if profileDir != "" {
@@ -82,6 +83,12 @@ func main() {
 		ns = append(ns, n)
 	}
 	fmt.Printf("bench-scale on %s: %d CPUs, %s; load average %s\n", hostname(), runtime.NumCPU(), memTotal(), loadAverage())
+	if shardCount < 0 {
+		fail(fmt.Errorf("-shards %d: must be 0 or more", shardCount))
+	}
+	if shardCount > 0 {
+		fmt.Printf("%d shards: each runs its own source-controller and sync-controller over its Repository and 1/%d of the Applications\n", shardCount, shardCount)
+	}
 	if extraFlags.source != "" || extraFlags.sync != "" || extraFlags.kcm != "" {
 		fmt.Printf("not the defaults: source-controller %q, sync-controller %q, kube-controller-manager %q\n", extraFlags.source, extraFlags.sync, extraFlags.kcm)
 	}
@@ -96,6 +103,33 @@ func main() {
 
 // extraFlags are flags added to the services' defaults, to compare settings.
 var extraFlags struct{ source, sync, kcm string }
+
+// shardCount is -shards: how many shards the Applications are spread over.
+var shardCount int
+
+// shardNames are the shards a run uses: "" (the default shard) without
+// -shards, else s0, s1, ...
+func shardNames() []string {
+	if shardCount == 0 {
+		return []string{""}
+	}
+	names := make([]string, shardCount)
+	for i := range names {
+		names[i] = fmt.Sprintf("s%d", i)
+	}
+	return names
+}
+
+// shardOf is the shard of app i.
+func shardOf(i int) string { return shardNames()[i%len(shardNames())] }
+
+// repositoryOf is the Repository of a shard's Applications.
+func repositoryOf(shard string) string {
+	if shard == "" {
+		return "bench"
+	}
+	return "bench-" + shard
+}
 
 // profileDir, when set, receives CPU profiles of each phase (see profile.go).
 var profileDir string
@@ -139,12 +173,19 @@ type result struct {
 	bareTouchObserved time.Duration
 	// bareServerCPU is the CPU kube-apiserver used until observed, for the
 	// create and for the change.
-	bareServerCPU      [2]time.Duration
-	phases             []phase
-	latencies          []time.Duration
-	sourceHWM, syncHWM int64
+	bareServerCPU [2]time.Duration
+	phases        []phase
+	latencies     []time.Duration
+	// shards are each shard's peaks of memory, in shardNames order.
+	shards []shardMemory
 	// replays are the replays of the design's requests, after the phases.
 	replays []replayResult
+}
+
+// shardMemory is what one shard's controllers used at their peaks.
+type shardMemory struct {
+	name               string
+	sourceHWM, syncHWM int64
 	// sourceRSS and syncRSS are each service's peaks of anonymous and
 	// file-backed memory.
 	sourceRSS, syncRSS *rssPeaks
@@ -185,11 +226,15 @@ func measure(n, commits, workers int, keep bool) (res *result, err error) {
 		return nil, err
 	}
 	svc.setStage("the bare apply, services idle")
-	res = &result{n: n, workers: workers, sourceRSS: &rssPeaks{}, syncRSS: &rssPeaks{}}
+	res = &result{n: n, workers: workers}
 	sampling, stopSampling := context.WithCancel(ctx)
 	defer stopSampling()
-	go res.sourceRSS.follow(sampling, svc.source.Pid(), svc.currentStage)
-	go res.syncRSS.follow(sampling, svc.sync.Pid(), svc.currentStage)
+	for _, sh := range svc.shards {
+		m := shardMemory{name: sh.name, sourceRSS: &rssPeaks{}, syncRSS: &rssPeaks{}}
+		go m.sourceRSS.follow(sampling, sh.source.Pid(), svc.currentStage)
+		go m.syncRSS.follow(sampling, sh.sync.Pid(), svc.currentStage)
+		res.shards = append(res.shards, m)
+	}
 
 	bare, err := bareClient(env.CP.Config)
 	if err != nil {
@@ -217,14 +262,16 @@ func measure(n, commits, workers int, keep bool) (res *result, err error) {
 	}); err != nil {
 		return nil, err
 	}
-	if err := env.Client.Create(ctx, &syncv1.Repository{
-		ObjectMeta: metav1.ObjectMeta{Namespace: benchNamespace, Name: "bench"},
-		Spec: syncv1.RepositorySpec{
-			Git:     syncv1.GitSource{URL: repo.URL()},
-			Webhook: &syncv1.WebhookSpec{SecretRef: syncv1.LocalObjectReference{Name: "bench-webhook"}},
-		},
-	}); err != nil {
-		return nil, err
+	for _, shard := range shardNames() {
+		if err := env.Client.Create(ctx, &syncv1.Repository{
+			ObjectMeta: metav1.ObjectMeta{Namespace: benchNamespace, Name: repositoryOf(shard), Labels: shardLabels(shard)},
+			Spec: syncv1.RepositorySpec{
+				Git:     syncv1.GitSource{URL: repo.URL()},
+				Webhook: &syncv1.WebhookSpec{SecretRef: syncv1.LocalObjectReference{Name: "bench-webhook"}},
+			},
+		}); err != nil {
+			return nil, err
+		}
 	}
 	head, err := repo.Head("main")
 	if err != nil {
@@ -247,8 +294,10 @@ func measure(n, commits, workers int, keep bool) (res *result, err error) {
 		if err != nil {
 			return err
 		}
-		if err := svc.push(ctx, repo.URL()); err != nil {
-			return err
+		for _, shard := range shardNames() {
+			if err := svc.push(ctx, repositoryOf(shard), repo.URL()); err != nil {
+				return err
+			}
 		}
 		return apps.wait(ctx, n, commit, allApps(n))
 	})
@@ -265,7 +314,7 @@ func measure(n, commits, workers int, keep bool) (res *result, err error) {
 			return nil, err
 		}
 		start := time.Now()
-		if err := svc.push(ctx, repo.URL()); err != nil {
+		if err := svc.push(ctx, repositoryOf(shardOf(app)), repo.URL()); err != nil {
 			return nil, err
 		}
 		if err := apps.wait(ctx, n, commit, []int{app}); err != nil {
@@ -273,11 +322,13 @@ func measure(n, commits, workers int, keep bool) (res *result, err error) {
 		}
 		res.latencies = append(res.latencies, time.Since(start))
 	}
-	if res.sourceHWM, err = vmHWM(svc.source.Pid()); err != nil {
-		return nil, err
-	}
-	if res.syncHWM, err = vmHWM(svc.sync.Pid()); err != nil {
-		return nil, err
+	for i, sh := range svc.shards {
+		if res.shards[i].sourceHWM, err = vmHWM(sh.source.Pid()); err != nil {
+			return nil, err
+		}
+		if res.shards[i].syncHWM, err = vmHWM(sh.sync.Pid()); err != nil {
+			return nil, err
+		}
 	}
 	stopSampling()
 	if err := svc.stop(ctx, env.Client); err != nil {
@@ -303,14 +354,21 @@ func measure(n, commits, workers int, keep bool) (res *result, err error) {
 
 // services are the processes measured, with their metrics endpoints.
 type services struct {
-	source, sync, web         *harness.Process
-	sourceMetrics, syncMetric string
-	receiver                  string
-	serverMetrics             func(context.Context) (map[string]float64, error)
+	shards        []shardServices
+	web           *harness.Process
+	receiver      string
+	serverMetrics func(context.Context) (map[string]float64, error)
 	// profilers are the /debug/pprof endpoints of each process, by name.
 	profilers map[string]profiler
 	// stage is what the benchmark is doing, for rssPeaks.
 	stage atomic.Value
+}
+
+// shardServices are one shard's controllers and their metrics endpoints.
+type shardServices struct {
+	name                       string
+	source, sync               *harness.Process
+	sourceMetrics, syncMetrics string
 }
 
 func (s *services) setStage(what string) { s.stage.Store(what) }
@@ -327,16 +385,9 @@ func startServices(ctx context.Context, env *harness.Env, dir string) (*services
 	}
 	s := &services{}
 	var err error
-	if s.sourceMetrics, err = addr(); err != nil {
-		return nil, err
-	}
-	if s.syncMetric, err = addr(); err != nil {
-		return nil, err
-	}
 	if s.receiver, err = addr(); err != nil {
 		return nil, err
 	}
-	leader := []string{"--leader-elect", "--leader-election-namespace=" + harness.SystemNamespace}
 	var sourcePprof, syncPprof []string
 	if profileDir != "" {
 		if sourcePprof, err = pprofFlag(addr); err != nil {
@@ -346,22 +397,51 @@ func startServices(ctx context.Context, env *harness.Env, dir string) (*services
 			return nil, err
 		}
 	}
-	if s.source, err = env.StartService(ctx, "source-controller", append(append(append(leader, sourcePprof...),
-		"--source-cache-dir="+filepath.Join(dir, "cache"), "--metrics-bind-address="+s.sourceMetrics, "--metrics-secure=false"), strings.Fields(extraFlags.source)...)...); err != nil {
+	for i, shard := range shardNames() {
+		sh := shardServices{name: shard}
+		if sh.sourceMetrics, err = addr(); err != nil {
+			return nil, err
+		}
+		if sh.syncMetrics, err = addr(); err != nil {
+			return nil, err
+		}
+		leader := []string{"--leader-elect", "--leader-election-namespace=" + harness.SystemNamespace}
+		if shard != "" {
+			leader = append(leader, "--shard="+shard)
+		}
+		// Only the first shard's controllers are profiled.
+		var srcProf, syncProf []string
+		if i == 0 {
+			srcProf, syncProf = sourcePprof, syncPprof
+		}
+		if sh.source, err = env.StartService(ctx, "source-controller", append(append(append(leader, srcProf...),
+			"--source-cache-dir="+filepath.Join(dir, "cache"+shard), "--metrics-bind-address="+sh.sourceMetrics, "--metrics-secure=false"), strings.Fields(extraFlags.source)...)...); err != nil {
+			return nil, err
+		}
+		// The admission webhook is registered for the first shard's
+		// sync-controller; every replica serves it for every object.
+		var webhookFlags []string
+		if i == 0 {
+			webhookFlags, err = env.EnableWebhooks(ctx)
+		} else {
+			var port string
+			port, err = addr()
+			webhookFlags = []string{"--webhook-bind-address=" + port, "--webhook-cert-path=" + filepath.Join(dir, "webhook-certs")}
+		}
+		if err != nil {
+			return nil, err
+		}
+		if sh.sync, err = env.StartService(ctx, "sync-controller", append(append(append(append(leader, syncProf...), webhookFlags...),
+			"--metrics-bind-address="+sh.syncMetrics, "--metrics-secure=false"), strings.Fields(extraFlags.sync)...)...); err != nil {
+			return nil, err
+		}
+		s.shards = append(s.shards, sh)
+	}
+	if s.web, err = env.StartService(ctx, "web", "--leader-elect", "--leader-election-namespace="+harness.SystemNamespace,
+		"--webhook-receiver-bind-address="+s.receiver); err != nil {
 		return nil, err
 	}
-	webhookFlags, err := env.EnableWebhooks(ctx)
-	if err != nil {
-		return nil, err
-	}
-	if s.sync, err = env.StartService(ctx, "sync-controller", append(append(append(append(leader, syncPprof...), webhookFlags...),
-		"--metrics-bind-address="+s.syncMetric, "--metrics-secure=false"), strings.Fields(extraFlags.sync)...)...); err != nil {
-		return nil, err
-	}
-	if s.web, err = env.StartService(ctx, "web", append(leader, "--webhook-receiver-bind-address="+s.receiver)...); err != nil {
-		return nil, err
-	}
-	for _, p := range []*harness.Process{s.source, s.sync, s.web} {
+	for _, p := range s.all() {
 		if err := p.WaitReady(ctx, 2*time.Minute); err != nil {
 			return nil, err
 		}
@@ -386,10 +466,37 @@ func startServices(ctx context.Context, env *harness.Env, dir string) (*services
 	return s, nil
 }
 
+// all are every process measured, the web service last.
+func (s *services) all() []*harness.Process {
+	var out []*harness.Process
+	for _, sh := range s.shards {
+		out = append(out, sh.source, sh.sync)
+	}
+	return append(out, s.web)
+}
+
+// usage sums what every shard's source-controllers and sync-controllers
+// used so far.
+func (s *services) usages(ctx context.Context) (source, sync usage, err error) {
+	source, sync = usage{reconciles: map[string]float64{}}, usage{reconciles: map[string]float64{}}
+	for _, sh := range s.shards {
+		src, err := s.usage(ctx, sh.source, sh.sourceMetrics)
+		if err != nil {
+			return source, sync, err
+		}
+		syn, err := s.usage(ctx, sh.sync, sh.syncMetrics)
+		if err != nil {
+			return source, sync, err
+		}
+		source, sync = source.plus(src), sync.plus(syn)
+	}
+	return source, sync, nil
+}
+
 // stop stops the services and removes the admission webhooks the
 // sync-controller served, so that nothing but the replays' client writes.
 func (s *services) stop(ctx context.Context, c client.Client) error {
-	for _, p := range []*harness.Process{s.source, s.sync, s.web} {
+	for _, p := range s.all() {
 		p.Stop()
 	}
 	if err := c.DeleteAllOf(ctx, &admissionregistrationv1.MutatingWebhookConfiguration{}); err != nil {
@@ -402,11 +509,7 @@ func (s *services) stop(ctx context.Context, c client.Client) error {
 func (s *services) during(ctx context.Context, env *harness.Env, name string, bare, floor time.Duration, f func() error) (phase, error) {
 	p := phase{name: name, bare: bare, floor: floor}
 	s.setStage(name)
-	src0, err := s.usage(ctx, s.source, s.sourceMetrics)
-	if err != nil {
-		return p, err
-	}
-	sync0, err := s.usage(ctx, s.sync, s.syncMetric)
+	src0, sync0, err := s.usages(ctx)
 	if err != nil {
 		return p, err
 	}
@@ -431,11 +534,7 @@ func (s *services) during(ctx context.Context, env *harness.Env, name string, ba
 	if err := profiled(false); err != nil {
 		return p, err
 	}
-	src1, err := s.usage(ctx, s.source, s.sourceMetrics)
-	if err != nil {
-		return p, err
-	}
-	sync1, err := s.usage(ctx, s.sync, s.syncMetric)
+	src1, sync1, err := s.usages(ctx)
 	if err != nil {
 		return p, err
 	}
@@ -460,6 +559,16 @@ func (s *services) during(ctx context.Context, env *harness.Env, name string, ba
 		}
 	}
 	return p, nil
+}
+
+func (u usage) plus(other usage) usage {
+	sum := usage{requests: u.requests + other.requests, cpu: u.cpu + other.cpu, reconciles: map[string]float64{}}
+	for _, m := range []map[string]float64{u.reconciles, other.reconciles} {
+		for k, v := range m {
+			sum.reconciles[k] += v
+		}
+	}
+	return sum
 }
 
 func (u usage) minus(before usage) usage {
@@ -508,11 +617,12 @@ func (s *services) usage(ctx context.Context, p *harness.Process, metrics string
 	return u, err
 }
 
-// push announces a push of url to the receiver as GitLab does.
-func (s *services) push(ctx context.Context, url string) error {
+// push announces a push of url to the receiver as GitLab does, for the
+// Repository repository.
+func (s *services) push(ctx context.Context, repository, url string) error {
 	body := fmt.Sprintf(`{"object_kind":"push","project":{"git_http_url":%q}}`, url)
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost,
-		"http://"+s.receiver+"/hooks/"+benchNamespace+"/bench", strings.NewReader(body))
+		"http://"+s.receiver+"/hooks/"+benchNamespace+"/"+repository, strings.NewReader(body))
 	if err != nil {
 		return err
 	}
@@ -589,14 +699,22 @@ func (a *applications) wait(ctx context.Context, n int, commit string, which []i
 func createApplications(ctx context.Context, c client.Client, n, workers int) error {
 	return parallel(n, workers, func(i int) error {
 		return c.Create(ctx, &syncv1.Application{
-			ObjectMeta: metav1.ObjectMeta{Namespace: benchNamespace, Name: appName(i)},
+			ObjectMeta: metav1.ObjectMeta{Namespace: benchNamespace, Name: appName(i), Labels: shardLabels(shardOf(i))},
 			Spec: syncv1.ApplicationSpec{
-				Source:             syncv1.ApplicationSource{RepositoryRef: syncv1.LocalObjectReference{Name: "bench"}, Path: "apps/" + appName(i)},
+				Source:             syncv1.ApplicationSource{RepositoryRef: syncv1.LocalObjectReference{Name: repositoryOf(shardOf(i))}, Path: "apps/" + appName(i)},
 				ServiceAccountName: "deployer",
 				Sync:               syncv1.SyncPolicy{Automatic: true},
 			},
 		})
 	})
+}
+
+// shardLabels put an object in shard; none for the default shard.
+func shardLabels(shard string) map[string]string {
+	if shard == "" {
+		return nil
+	}
+	return map[string]string{syncv1.ShardLabel: shard}
 }
 
 // bareClient applies as cfg's user without client-side rate limits, as the
@@ -773,8 +891,14 @@ func (r *result) print(w *os.File) {
 		fmt.Fprintf(w, "  push -> applied over %d single commits (through the receiver): p50 %s, p95 %s\n",
 			len(r.latencies), round(percentile(r.latencies, 50)), round(percentile(r.latencies, 95)))
 	}
-	fmt.Fprintf(w, "  peak RSS (VmHWM): source-controller %d MiB, sync-controller %d MiB\n", r.sourceHWM>>10, r.syncHWM>>10)
-	fmt.Fprintf(w, "      peaks of its parts: source-controller %s; sync-controller %s\n", r.sourceRSS, r.syncRSS)
+	for _, m := range r.shards {
+		shard := ""
+		if m.name != "" {
+			shard = " of shard " + m.name
+		}
+		fmt.Fprintf(w, "  peak RSS (VmHWM)%s: source-controller %d MiB, sync-controller %d MiB\n", shard, m.sourceHWM>>10, m.syncHWM>>10)
+		fmt.Fprintf(w, "      peaks of its parts: source-controller %s; sync-controller %s\n", m.sourceRSS, m.syncRSS)
+	}
 	for _, rp := range r.replays {
 		fmt.Fprintf(w, "  %-46s %9s  %5.1fx bare  until observed %s, %4.1fx floor; %.1f requests/object\n", rp.name, round(rp.took),
 			rp.took.Seconds()/r.bareCreate.Seconds(), round(rp.observed), rp.observed.Seconds()/r.bareObserved.Seconds(), float64(rp.requests)/objects)
