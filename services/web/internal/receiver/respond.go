@@ -5,7 +5,8 @@ import (
 	"strconv"
 )
 
-// result is the value of the result label: the guide's list, exactly.
+// result names one answer of the receiver. Its label (see label) is the
+// value of the result label, one of the guide's nine, exactly.
 type result string
 
 const (
@@ -23,6 +24,7 @@ const (
 	resultTooManyPreviews result = "too_many_previews"
 )
 
+// results are the label values, each exported from the start at zero.
 var results = []result{resultAccepted, resultIgnored, resultPing, resultUnauthorized, resultRateLimited,
 	resultTooLarge, resultBadRequest, resultRepositoryMismatch, resultError}
 
