@@ -57,8 +57,9 @@ func BranchPreviewName(branch string) string {
 	return "branch-" + hex.EncodeToString(sum[:])[:10]
 }
 
-// PreviewRef is the Git ref a preview fetches.
-func PreviewRef(provider PreviewProvider, name string, req PreviewRequest) string {
+// PreviewRef is the Git ref the named preview fetches: its name says
+// whose pull or merge request it is, or that it is a branch.
+func PreviewRef(name string, req PreviewRequest) string {
 	switch {
 	case strings.HasPrefix(name, "mr-"):
 		return fmt.Sprintf("refs/merge-requests/%d/head", req.Number)

@@ -15,11 +15,10 @@ func TestPreviewRequest_ParsesWhatTheReceiverWrites(t *testing.T) {
 		name, key string
 		req       PreviewRequest
 		ref       string
-		provider  PreviewProvider
 	}{
-		{"github pull request", PreviewRequestAnnotation("pr-12"), PreviewRequest{Number: 12, Branch: "feature/x", Commit: commit, At: at}, "refs/pull/12/head", PreviewProviderGitHub},
-		{"gitlab merge request", PreviewRequestAnnotation("mr-7"), PreviewRequest{Number: 7, Closed: true, Fork: true, At: at}, "refs/merge-requests/7/head", PreviewProviderGitLab},
-		{"branch", PreviewRequestAnnotation(BranchPreviewName("preview/a")), PreviewRequest{Branch: "preview/a", At: at}, "refs/heads/preview/a", ""},
+		{"github pull request", PreviewRequestAnnotation("pr-12"), PreviewRequest{Number: 12, Branch: "feature/x", Commit: commit, At: at}, "refs/pull/12/head"},
+		{"gitlab merge request", PreviewRequestAnnotation("mr-7"), PreviewRequest{Number: 7, Closed: true, Fork: true, At: at}, "refs/merge-requests/7/head"},
+		{"branch", PreviewRequestAnnotation(BranchPreviewName("preview/a")), PreviewRequest{Branch: "preview/a", At: at}, "refs/heads/preview/a"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			value, err := MarshalPreviewRequest(tc.req)
@@ -33,7 +32,7 @@ func TestPreviewRequest_ParsesWhatTheReceiverWrites(t *testing.T) {
 			if !got.At.Equal(&tc.req.At) || got.Number != tc.req.Number || got.Branch != tc.req.Branch || got.Commit != tc.req.Commit || got.Fork != tc.req.Fork || got.Closed != tc.req.Closed {
 				t.Errorf("parsed %+v, want %+v", got, tc.req)
 			}
-			if ref := PreviewRef(tc.provider, name, got); ref != tc.ref {
+			if ref := PreviewRef(name, got); ref != tc.ref {
 				t.Errorf("ref %s, want %s", ref, tc.ref)
 			}
 		})
@@ -81,7 +80,7 @@ func FuzzParsePreviewRequest(f *testing.F) {
 		if PreviewRequestAnnotation(name) != key {
 			t.Fatalf("name %q from key %q", name, key)
 		}
-		ref := PreviewRef(PreviewProviderGitHub, name, req)
+		ref := PreviewRef(name, req)
 		if !strings.HasPrefix(ref, "refs/") || strings.Contains(ref, "..") {
 			t.Fatalf("ref %q from %q", ref, value)
 		}

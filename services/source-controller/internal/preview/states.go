@@ -135,7 +135,7 @@ func rank(s syncv1.PreviewState) int {
 // fromRequest is the preview one well-formed request asks for.
 func fromRequest(spec *syncv1.PreviewsSpec, name string, req syncv1.PreviewRequest, old syncv1.PreviewStatus) syncv1.PreviewStatus {
 	p := syncv1.PreviewStatus{
-		Name: name, Ref: syncv1.PreviewRef(spec.PullRequests, name, req), Number: req.Number,
+		Name: name, Ref: syncv1.PreviewRef(name, req), Number: req.Number,
 		Branch: req.Branch, Fork: req.Fork, RequestedAt: req.At,
 	}
 	if old.State != syncv1.PreviewClosed {
