@@ -11,10 +11,21 @@ type RevisionSpec struct {
 	ApplicationName string `json:"applicationName"`
 
 	// DesiredState is the Secret holding the rendered objects. It is absent
-	// only from a Revision that records a render failure: status.phase
-	// Failed and the Rendered condition say why, and nothing is applied.
+	// only from a Revision that records a render failure: renderFailure
+	// says why, and nothing is applied.
 	// +optional
 	DesiredState DesiredStateRef `json:"desiredState,omitzero"`
+
+	// Source is where the desired state was rendered from: the first commit
+	// that rendered it. Rendering the same content again, from a later
+	// commit, reuses the Revision as it is.
+	// +optional
+	Source *RevisionSource `json:"source,omitempty"`
+
+	// RenderFailure is set, instead of desiredState, on a Revision that
+	// records that its commit failed to render.
+	// +optional
+	RenderFailure *RenderFailure `json:"renderFailure,omitempty"`
 
 	// Preview is set on a preview Revision: the plan of a pull request,
 	// merge request or branch. It is planned with dry-runs only, never
@@ -109,8 +120,8 @@ func (p RevisionPhase) TakesApproval() bool {
 	return true
 }
 
-// RevisionStatus is written by the source-controller (source) and the
-// sync-controller (everything else). Every list is bounded.
+// RevisionStatus is written by the sync-controller alone. Every list is
+// bounded.
 type RevisionStatus struct {
 	// +optional
 	ObservedGeneration int64 `json:"observedGeneration,omitempty"`
@@ -118,10 +129,6 @@ type RevisionStatus struct {
 	// +listType=map
 	// +listMapKey=type
 	Conditions []metav1.Condition `json:"conditions,omitempty"`
-
-	// Source is the render result: the newest commit that rendered this desired state.
-	// +optional
-	Source *RevisionSource `json:"source,omitempty"`
 
 	// +optional
 	Phase RevisionPhase `json:"phase,omitempty"`
@@ -155,7 +162,12 @@ type RevisionStatus struct {
 
 // RevisionSource is where a desired state was rendered from.
 type RevisionSource struct {
+	// +kubebuilder:validation:MaxLength=64
 	Commit string `json:"commit"`
+	// Path is the Application's spec.source.path at render time.
+	// +optional
+	// +kubebuilder:validation:MaxLength=1024
+	Path string `json:"path,omitempty"`
 	// +optional
 	RenderedAt metav1.Time `json:"renderedAt,omitempty"`
 	// Chart is set for Helm charts pulled from a chart repository.
@@ -165,11 +177,28 @@ type RevisionSource struct {
 
 // ChartArtifact records the pulled chart archive.
 type ChartArtifact struct {
+	// +kubebuilder:validation:MaxLength=2048
 	Repository string `json:"repository"`
-	Name       string `json:"name"`
-	Version    string `json:"version"`
+	// +kubebuilder:validation:MaxLength=253
+	Name string `json:"name"`
+	// +kubebuilder:validation:MaxLength=256
+	Version string `json:"version"`
 	// SHA256 of the pulled archive, hex.
+	// +kubebuilder:validation:MaxLength=64
 	SHA256 string `json:"sha256"`
+}
+
+// RenderFailure is why a commit failed to render.
+type RenderFailure struct {
+	// Reason is one of the condition reasons, such as RenderFailed or
+	// DecryptionFailed.
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=1024
+	Reason string `json:"reason"`
+	// Message names the commit, the file and what is wrong, at most
+	// MaxMessageBytes.
+	// +kubebuilder:validation:MaxLength=1024
+	Message string `json:"message"`
 }
 
 // PlanAction is what apply will do to one object.
@@ -335,7 +364,7 @@ type CauseLink struct {
 // +kubebuilder:subresource:status
 // +kubebuilder:resource:shortName=rev;revs,categories=kuvryn
 // +kubebuilder:printcolumn:name="Application",type=string,JSONPath=`.spec.applicationName`
-// +kubebuilder:printcolumn:name="Commit",type=string,JSONPath=`.status.source.commit`
+// +kubebuilder:printcolumn:name="Commit",type=string,JSONPath=`.spec.source.commit`
 // +kubebuilder:printcolumn:name="Phase",type=string,JSONPath=`.status.phase`
 // +kubebuilder:printcolumn:name="Plan",type=string,JSONPath=`.status.plan.digest`,priority=1
 // +kubebuilder:printcolumn:name="Age",type=date,JSONPath=`.metadata.creationTimestamp`
