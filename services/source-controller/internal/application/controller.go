@@ -169,13 +169,11 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (result ct
 			renderedCondition(app, false, reason, msg))
 	}
 	r.Retry.Succeeded(req.String())
-	rev, created, err := r.ensureRevision(ctx, app, commit, out)
+	// A routine render emits no Event: a rollout's one Event is its
+	// outcome, which the sync-controller sends.
+	rev, err := r.ensureRevision(ctx, app, commit, out)
 	if err != nil {
 		return ctrl.Result{}, err
-	}
-	if created || app.Status.DesiredRevision != rev.Name {
-		r.Events.Eventf(app, rev, corev1.EventTypeNormal, syncv1.ReasonSucceeded, "Render",
-			"rendered %d objects from commit %s as Revision %s", len(out.Objects), short(commit), rev.Name)
 	}
 	msg := fmt.Sprintf("rendered %d objects from commit %s as Revision %s", len(out.Objects), short(commit), rev.Name)
 	return ctrl.Result{}, r.record(ctx, app, &status{DesiredRevision: rev.Name, SourceCommit: commit},

@@ -21,109 +21,75 @@ import (
 // server's object size limit with room for metadata.
 const maxDesiredStateBytes = 900 << 10
 
-// revisionStatus is the part of Revision status this controller writes.
-type revisionStatus struct {
-	Source     *syncv1.RevisionSource `json:"source"`
-	Conditions []metav1.Condition     `json:"conditions"`
-}
-
 // ensureRevision makes sure the Revision named after the desired-state
-// digest exists with its desired-state Secret, and records the newest
-// commit that rendered it. Rendering the same content again, from this or
-// another commit, reuses the Revision.
-func (r *Reconciler) ensureRevision(ctx context.Context, app *syncv1.Application, commit string, out *Output) (*syncv1.Revision, bool, error) {
+// digest exists with its desired-state Secret. Its spec records where it
+// was rendered from when it is created; rendering the same content again,
+// from this or a later commit, reuses it unchanged, so spec.source names
+// the first commit that rendered it. Nothing is written to its status:
+// that is the sync-controller's.
+func (r *Reconciler) ensureRevision(ctx context.Context, app *syncv1.Application, commit string, out *Output) (*syncv1.Revision, error) {
 	data, digest, err := EncodeDesiredState(app, out.Objects)
 	if err != nil {
-		return nil, false, err
+		return nil, err
 	}
 	name := desiredstate.RevisionName(app.Name, digest)
 	rev := &syncv1.Revision{}
 	// fresh is set when this render created the Revision, which then has
 	// no desired state yet.
-	created, fresh := false, false
+	fresh := false
 	err = r.Client.Get(ctx, client.ObjectKey{Namespace: app.Namespace, Name: name}, rev)
 	if apierrors.IsNotFound(err) {
-		rev = &syncv1.Revision{
-			ObjectMeta: metav1.ObjectMeta{
-				Name: name, Namespace: app.Namespace,
-				Labels:          revisionLabels(app),
-				OwnerReferences: []metav1.OwnerReference{*metav1.NewControllerRef(app, syncv1.GroupVersion.WithKind("Application"))},
-			},
-			Spec: syncv1.RevisionSpec{
-				ApplicationName: app.Name,
-				DesiredState:    syncv1.DesiredStateRef{SecretName: name, Digest: digest, Objects: int32(len(out.Objects))},
-			},
-		}
+		rev = r.newRevision(app, name, commit)
+		rev.Spec.DesiredState = syncv1.DesiredStateRef{SecretName: name, Digest: digest, Objects: int32(len(out.Objects))}
+		rev.Spec.Source.Chart = out.Chart
 		if fresh, err = CreateRevision(ctx, r.Client, r.APIReader, rev); err != nil {
-			return nil, false, err
-		}
-		created = true
-	} else if err != nil {
-		return nil, false, err
-	}
-	if err := EnsureDesiredState(ctx, r.Client, r.APIReader, rev, data, fresh); err != nil {
-		return nil, false, err
-	}
-	if s := rev.Status.Source; s == nil || s.Commit != commit || !sameChart(s.Chart, out.Chart) {
-		st := revisionStatus{
-			Source: &syncv1.RevisionSource{Commit: commit, RenderedAt: metav1.NewTime(r.Now()), Chart: out.Chart},
-			Conditions: ssa.Conditions(rev.Status.Conditions, []string{syncv1.ConditionRendered}, metav1.Condition{
-				Type: syncv1.ConditionRendered, Status: metav1.ConditionTrue, Reason: syncv1.ReasonSucceeded,
-				Message: fmt.Sprintf("rendered from commit %s", commit),
-			}),
-		}
-		if err := ssa.ApplyStatus(ctx, r.Client, rev, syncv1.FieldManagerSource, st); err != nil {
-			return nil, false, err
-		}
-	}
-	return rev, created, nil
-}
-
-// failedRevisionStatus is the status of a Revision that records a render
-// failure. The source-controller writes its phase too: no desired state
-// exists for the sync-controller to take the Revision further.
-type failedRevisionStatus struct {
-	Source     *syncv1.RevisionSource `json:"source"`
-	Phase      syncv1.RevisionPhase   `json:"phase"`
-	Conditions []metav1.Condition     `json:"conditions"`
-}
-
-// recordRenderFailure makes sure a Revision records that the Application
-// failed to render at commit, so the failure shows where deployments do
-// (kubectl get revisions, ksync history and apps): it has no desired state,
-// phase Failed, and a Rendered condition with the reason. It is named from
-// the commit and the failure, so the same failure is one Revision however
-// often it is retried.
-func (r *Reconciler) recordRenderFailure(ctx context.Context, app *syncv1.Application, commit, reason, msg string) (*syncv1.Revision, error) {
-	sum := sha256.Sum256([]byte("render-failed\x00" + commit + "\x00" + reason + "\x00" + msg))
-	name := desiredstate.RevisionName(app.Name, hex.EncodeToString(sum[:]))
-	rev := &syncv1.Revision{}
-	err := r.APIReader.Get(ctx, client.ObjectKey{Namespace: app.Namespace, Name: name}, rev)
-	if apierrors.IsNotFound(err) {
-		rev = &syncv1.Revision{
-			ObjectMeta: metav1.ObjectMeta{
-				Name: name, Namespace: app.Namespace,
-				Labels:          revisionLabels(app),
-				OwnerReferences: []metav1.OwnerReference{*metav1.NewControllerRef(app, syncv1.GroupVersion.WithKind("Application"))},
-			},
-			Spec: syncv1.RevisionSpec{ApplicationName: app.Name},
-		}
-		if err := r.Client.Create(ctx, rev); err != nil && !apierrors.IsAlreadyExists(err) {
 			return nil, err
 		}
 	} else if err != nil {
 		return nil, err
 	}
-	if rev.Status.Phase == syncv1.PhaseFailed && rev.Status.Source != nil {
-		return rev, nil
+	if err := EnsureDesiredState(ctx, r.Client, r.APIReader, rev, data, fresh); err != nil {
+		return nil, err
 	}
-	st := failedRevisionStatus{
-		Source: &syncv1.RevisionSource{Commit: commit, RenderedAt: metav1.NewTime(r.Now())},
-		Phase:  syncv1.PhaseFailed,
-		Conditions: ssa.Conditions(nil, []string{syncv1.ConditionRendered},
-			ssa.Condition(syncv1.ConditionRendered, false, reason, msg, 0)),
+	return rev, nil
+}
+
+// recordRenderFailure makes sure a Revision records that the Application
+// failed to render at commit, so the failure shows where deployments do
+// (kubectl get revisions, ksync history and apps): it has no desired state
+// and spec.renderFailure says why; the sync-controller, which reads it as
+// the desired Revision, records its phase Failed. It is named from the
+// commit and the failure, so the same failure is one Revision however often
+// it is retried.
+func (r *Reconciler) recordRenderFailure(ctx context.Context, app *syncv1.Application, commit, reason, msg string) (*syncv1.Revision, error) {
+	sum := sha256.Sum256([]byte("render-failed\x00" + commit + "\x00" + reason + "\x00" + msg))
+	name := desiredstate.RevisionName(app.Name, hex.EncodeToString(sum[:]))
+	rev := &syncv1.Revision{}
+	err := r.APIReader.Get(ctx, client.ObjectKey{Namespace: app.Namespace, Name: name}, rev)
+	if !apierrors.IsNotFound(err) {
+		return rev, err
 	}
-	return rev, ssa.ApplyStatus(ctx, r.Client, rev, syncv1.FieldManagerSource, st)
+	rev = r.newRevision(app, name, commit)
+	rev.Spec.RenderFailure = &syncv1.RenderFailure{Reason: reason, Message: ssa.Truncate(msg)}
+	if err := r.Client.Create(ctx, rev, client.FieldOwner(syncv1.FieldManagerSource)); err != nil && !apierrors.IsAlreadyExists(err) {
+		return nil, err
+	}
+	return rev, nil
+}
+
+// newRevision is the Revision name of app rendered at commit, owned by app.
+func (r *Reconciler) newRevision(app *syncv1.Application, name, commit string) *syncv1.Revision {
+	return &syncv1.Revision{
+		ObjectMeta: metav1.ObjectMeta{
+			Name: name, Namespace: app.Namespace,
+			Labels:          revisionLabels(app),
+			OwnerReferences: []metav1.OwnerReference{*metav1.NewControllerRef(app, syncv1.GroupVersion.WithKind("Application"))},
+		},
+		Spec: syncv1.RevisionSpec{
+			ApplicationName: app.Name,
+			Source:          &syncv1.RevisionSource{Commit: commit, Path: app.Spec.Source.Path, RenderedAt: metav1.NewTime(r.Now())},
+		},
+	}
 }
 
 // EncodeDesiredState encodes app's rendered objects for its desired-state
@@ -140,12 +106,13 @@ func EncodeDesiredState(app *syncv1.Application, objects []*unstructured.Unstruc
 	return data, digest, nil
 }
 
-// CreateRevision creates rev and reports whether this call created it. One
-// another render created first is read instead, directly through reader:
-// the cache may not have seen it yet. Create answers with the Revision as
-// stored, so one this call created needs no read.
+// CreateRevision creates rev, under the source-controller's field manager,
+// and reports whether this call created it. One another render created
+// first is read instead, directly through reader: the cache may not have
+// seen it yet. Create answers with the Revision as stored, so one this call
+// created needs no read.
 func CreateRevision(ctx context.Context, c client.Client, reader client.Reader, rev *syncv1.Revision) (bool, error) {
-	err := c.Create(ctx, rev)
+	err := c.Create(ctx, rev, client.FieldOwner(syncv1.FieldManagerSource))
 	if !apierrors.IsAlreadyExists(err) {
 		return err == nil, err
 	}
@@ -182,11 +149,4 @@ func EnsureDesiredState(ctx context.Context, c client.Client, reader client.Read
 		return err
 	}
 	return nil
-}
-
-func sameChart(a, b *syncv1.ChartArtifact) bool {
-	if a == nil || b == nil {
-		return a == b
-	}
-	return *a == *b
 }

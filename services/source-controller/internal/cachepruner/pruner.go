@@ -76,7 +76,9 @@ func (p *Pruner) Prune(ctx context.Context, now time.Time) error {
 }
 
 // references lists, per Repository, the commits still referred to: the
-// fetched one and those of every retained Revision of its Applications.
+// fetched one, the one each of its Applications rendered last
+// (status.sourceCommit) and the one each retained Revision of them was
+// first rendered from (spec.source.commit).
 func (p *Pruner) references(ctx context.Context) (map[gitrepo.RepoKey]map[string]bool, map[gitrepo.RepoKey]bool, error) {
 	ctx, cancel := context.WithTimeout(ctx, listTimeout)
 	defer cancel()
@@ -109,12 +111,16 @@ func (p *Pruner) references(ctx context.Context) (map[gitrepo.RepoKey]map[string
 	}
 	repoOf := map[client.ObjectKey]gitrepo.RepoKey{}
 	for _, a := range apps.Items {
-		repoOf[client.ObjectKeyFromObject(&a)] = gitrepo.RepoKey{Namespace: a.Namespace, Name: a.Spec.Source.RepositoryRef.Name}
+		k := gitrepo.RepoKey{Namespace: a.Namespace, Name: a.Spec.Source.RepositoryRef.Name}
+		repoOf[client.ObjectKeyFromObject(&a)] = k
+		if a.Status.SourceCommit != "" {
+			add(k, a.Status.SourceCommit)
+		}
 	}
 	for _, rev := range revs.Items {
 		k, ok := repoOf[rev.ApplicationKey()]
-		if ok && rev.Status.Source != nil {
-			add(k, rev.Status.Source.Commit)
+		if ok && rev.Spec.Source != nil {
+			add(k, rev.Spec.Source.Commit)
 		}
 	}
 	return keep, existing, nil

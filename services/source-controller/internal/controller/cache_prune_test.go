@@ -80,7 +80,7 @@ func TestCachePrune_KeepsReferencedCheckoutsAndLogsCounts(t *testing.T) {
 func desiredRevisionAt(t *testing.T, ns, commit string) string {
 	t.Helper()
 	for _, r := range revisionsOf(t, ns, "web") {
-		if r.Status.Source != nil && r.Status.Source.Commit == commit {
+		if r.Spec.Source != nil && r.Spec.Source.Commit == commit {
 			return r.Name
 		}
 	}

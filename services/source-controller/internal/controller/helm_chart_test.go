@@ -135,8 +135,8 @@ func TestHelmChart_VersionBumpRecordsNewSHA256(t *testing.T) {
 		}
 	}
 	wantChart := syncv1.ChartArtifact{Repository: repository, Name: "demo", Version: "1.0.0", SHA256: testchart.SHA256(archives["1.0.0"])}
-	if c := first.Status.Source; c == nil || c.Chart == nil || *c.Chart != wantChart {
-		t.Fatalf("Revision %s source %+v, want chart %+v", first.Name, first.Status.Source, wantChart)
+	if c := first.Spec.Source; c == nil || c.Chart == nil || *c.Chart != wantChart {
+		t.Fatalf("Revision %s source %+v, want chart %+v", first.Name, first.Spec.Source, wantChart)
 	}
 
 	patch := client.MergeFrom(app.DeepCopy())
@@ -149,13 +149,13 @@ func TestHelmChart_VersionBumpRecordsNewSHA256(t *testing.T) {
 		t.Errorf("after the bump the ConfigMap holds %v, want chartVersion 1.1.0 and color green", data)
 	}
 	wantChart.Version, wantChart.SHA256 = "1.1.0", testchart.SHA256(archives["1.1.0"])
-	if c := second.Status.Source; c == nil || c.Chart == nil || *c.Chart != wantChart {
-		t.Fatalf("Revision %s source %+v, want chart %+v", second.Name, second.Status.Source, wantChart)
+	if c := second.Spec.Source; c == nil || c.Chart == nil || *c.Chart != wantChart {
+		t.Fatalf("Revision %s source %+v, want chart %+v", second.Name, second.Spec.Source, wantChart)
 	}
 	if n := len(revisionsOf(t, ns, "demo")); n != 2 {
 		t.Fatalf("%d Revisions after one version bump, want 2", n)
 	}
-	if prev := get(t, &syncv1.Revision{}, ns, first.Name); prev.Status.Source.Chart.SHA256 != testchart.SHA256(archives["1.0.0"]) {
-		t.Fatalf("the bump rewrote the 1.0.0 Revision's chart sha256 to %s", prev.Status.Source.Chart.SHA256)
+	if prev := get(t, &syncv1.Revision{}, ns, first.Name); prev.Spec.Source.Chart.SHA256 != testchart.SHA256(archives["1.0.0"]) {
+		t.Fatalf("the bump rewrote the 1.0.0 Revision's chart sha256 to %s", prev.Spec.Source.Chart.SHA256)
 	}
 }

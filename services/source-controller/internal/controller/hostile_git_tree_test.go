@@ -204,8 +204,7 @@ func TestHostileGitTree_EveryApplicationIsRefusedAndNothingRenders(t *testing.T)
 		})
 		rev := get(t, &syncv1.Revision{}, ns, name)
 		if rev.Spec.DesiredState.SecretName == "" {
-			c := meta.FindStatusCondition(rev.Status.Conditions, syncv1.ConditionRendered)
-			t.Fatalf("ok did not render: %+v", c)
+			t.Fatalf("ok did not render: %+v", rev.Spec.RenderFailure)
 		}
 		objs, err := desiredstate.Decode(get(t, &corev1.Secret{}, ns, rev.Spec.DesiredState.SecretName).Data[desiredstate.DataKey])
 		if err != nil {

@@ -113,7 +113,10 @@ func checkPreviewRevision(t *testing.T, rev *syncv1.Revision, app, preview strin
 	if want := desiredstate.PreviewRevisionName(app, preview, rev.Spec.DesiredState.Digest, commit); rev.Name != want {
 		t.Errorf("Revision named %s, want %s", rev.Name, want)
 	}
-	if rev.Status.Phase != "" || rev.Status.Source != nil || len(rev.Status.Conditions) != 0 {
+	if src := rev.Spec.Source; src == nil || src.Commit != commit || src.Path != "apps/web" || src.RenderedAt.IsZero() {
+		t.Errorf("Revision %s spec.source %+v, want commit %s, path apps/web and the render time", rev.Name, src, commit)
+	}
+	if rev.Status.Phase != "" || len(rev.Status.Conditions) != 0 {
 		t.Errorf("the source-controller wrote status %+v on a rendered preview Revision", rev.Status)
 	}
 	secret := get(t, &corev1.Secret{}, rev.Namespace, rev.Spec.DesiredState.SecretName)

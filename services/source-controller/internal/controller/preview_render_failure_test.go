@@ -4,8 +4,7 @@ import (
 	"strings"
 	"testing"
 
-	"k8s.io/apimachinery/pkg/api/meta"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
 
 	syncv1 "github.com/kuvryn/kuvryn-sync/apis/v1alpha1"
 	testgit "github.com/kuvryn/kuvryn-sync/pkg/testkit/git"
@@ -13,7 +12,7 @@ import (
 
 // TestPreview_RenderFailureIsAPreviewRevision: a pull request that breaks
 // an Application's manifests gets a preview Revision without desired
-// state whose Rendered condition says why, as a desired render failure
+// state whose spec.renderFailure says why, as a desired render failure
 // does, so the plan can say so; the Application's desired state is
 // untouched.
 func TestPreview_RenderFailureIsAPreviewRevision(t *testing.T) {
@@ -39,25 +38,20 @@ func TestPreview_RenderFailureIsAPreviewRevision(t *testing.T) {
 	if !strings.Contains(p.Message, "1 Applications rendered, 1 of them failed to render") {
 		t.Fatalf("status.previews message %q", p.Message)
 	}
-	var rev syncv1.Revision
-	var c *metav1.Condition
-	eventually(t, "the failure recorded on the preview Revision", func() bool {
-		revs := previewRevisions(t, ns, "pr-4")
-		if len(revs) != 1 {
-			return false
-		}
-		rev = revs[0]
-		c = meta.FindStatusCondition(rev.Status.Conditions, syncv1.ConditionRendered)
-		return c != nil
-	})
-	if rev.Spec.DesiredState.SecretName != "" || rev.Spec.Preview == nil || rev.Spec.Preview.Commit != head {
+	revs := previewRevisions(t, ns, "pr-4")
+	if len(revs) != 1 {
+		t.Fatalf("%d preview Revisions, want the render failure's", len(revs))
+	}
+	rev := revs[0]
+	if rev.Spec.DesiredState.SecretName != "" || rev.Spec.Preview == nil || rev.Spec.Preview.Commit != head ||
+		rev.Spec.Source == nil || rev.Spec.Source.Commit != head {
 		t.Fatalf("render failure Revision spec %+v", rev.Spec)
 	}
-	if c.Status != metav1.ConditionFalse || c.Reason != syncv1.ReasonRenderFailed || !strings.Contains(c.Message, "apps/web/broken.yaml") {
-		t.Fatalf("Rendered condition %+v, want False RenderFailed naming apps/web/broken.yaml", c)
+	if f := rev.Spec.RenderFailure; f == nil || f.Reason != syncv1.ReasonRenderFailed || !strings.Contains(f.Message, "apps/web/broken.yaml") {
+		t.Fatalf("spec.renderFailure %+v, want RenderFailed naming apps/web/broken.yaml", f)
 	}
-	if rev.Status.Phase != "" {
-		t.Fatalf("the source-controller wrote phase %q on a preview Revision; the sync-controller owns it", rev.Status.Phase)
+	if !equality.Semantic.DeepEqual(rev.Status, syncv1.RevisionStatus{}) {
+		t.Fatalf("the source-controller wrote status %+v on a preview Revision; the sync-controller owns it", rev.Status)
 	}
 	if got := get(t, &syncv1.Application{}, ns, "web").Status.DesiredRevision; got != desired {
 		t.Fatalf("web's desiredRevision moved to %s", got)

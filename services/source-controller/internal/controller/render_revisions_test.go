@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -95,27 +96,28 @@ func TestRender_PushProducesExactlyOneNewRevision(t *testing.T) {
 	if n := len(revisionsOf(t, ns, "web")); n != 2 {
 		t.Fatalf("%d Revisions after a commit that changes no object, want 2", n)
 	}
-	if rev := get(t, &syncv1.Revision{}, ns, second); rev.Status.Source == nil || rev.Status.Source.Commit != readme {
-		t.Fatalf("Revision %s source %+v, want the newest commit %s", second, rev.Status.Source, readme)
+	// The spec is immutable: it keeps the first commit that rendered it.
+	if rev := get(t, &syncv1.Revision{}, ns, second); rev.Spec.Source == nil || rev.Spec.Source.Commit != commit {
+		t.Fatalf("Revision %s source %+v, want the first commit that rendered it, %s", second, rev.Spec.Source, commit)
 	}
 }
 
 // renderFailureRecord waits for the Application's desired Revision to be a
-// Revision other than previous that records a render failure: phase
-// Failed, no desired state, Rendered=False.
+// Revision other than previous that records a render failure: no desired
+// state, spec.renderFailure and spec.source set, and no status (the
+// sync-controller, not running here, records its phase).
 func renderFailureRecord(t *testing.T, ns, app, previous string) *syncv1.Revision {
 	t.Helper()
 	var name string
-	eventually(t, "a Failed Revision recording the render failure", func() bool {
+	eventually(t, "a Revision recording the render failure", func() bool {
 		name = get(t, &syncv1.Application{}, ns, app).Status.DesiredRevision
 		return name != "" && name != previous
 	})
 	rev := get(t, &syncv1.Revision{}, ns, name)
-	c := meta.FindStatusCondition(rev.Status.Conditions, syncv1.ConditionRendered)
-	if rev.Status.Phase != syncv1.PhaseFailed || rev.Spec.DesiredState != (syncv1.DesiredStateRef{}) ||
-		c == nil || c.Status != metav1.ConditionFalse || rev.Status.Source == nil || rev.Status.Source.Commit == "" {
-		t.Fatalf("desired Revision %s after a failed render: phase %q, desired state %+v, Rendered %+v, source %+v; want Failed, none, False, the commit",
-			name, rev.Status.Phase, rev.Spec.DesiredState, c, rev.Status.Source)
+	if rev.Spec.DesiredState != (syncv1.DesiredStateRef{}) || rev.Spec.RenderFailure == nil ||
+		rev.Spec.Source == nil || rev.Spec.Source.Commit == "" || !equality.Semantic.DeepEqual(rev.Status, syncv1.RevisionStatus{}) {
+		t.Fatalf("desired Revision %s after a failed render: desired state %+v, render failure %+v, source %+v, status %+v; want none, set, the commit, none",
+			name, rev.Spec.DesiredState, rev.Spec.RenderFailure, rev.Spec.Source, rev.Status)
 	}
 	return rev
 }
@@ -150,9 +152,8 @@ func TestRender_FailureIsAFailedRevision(t *testing.T) {
 		t.Fatalf("condition %s: %s, want RenderFailed naming the file", cond.Reason, cond.Message)
 	}
 	failed := renderFailureRecord(t, ns, "web", good)
-	if c := meta.FindStatusCondition(failed.Status.Conditions, syncv1.ConditionRendered); c.Reason != syncv1.ReasonRenderFailed ||
-		!strings.Contains(c.Message, "apps/web/broken.yaml") {
-		t.Fatalf("failed Revision's Rendered condition %s: %s, want RenderFailed naming the file", c.Reason, c.Message)
+	if f := failed.Spec.RenderFailure; f.Reason != syncv1.ReasonRenderFailed || !strings.Contains(f.Message, "apps/web/broken.yaml") {
+		t.Fatalf("failed Revision's spec.renderFailure %s: %s, want RenderFailed naming the file", f.Reason, f.Message)
 	}
 	if n := len(revisionsOf(t, ns, "web")); n != 2 {
 		t.Fatalf("%d Revisions after a good and a failed render, want 2", n)

@@ -9,7 +9,6 @@ import (
 
 	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -172,8 +171,9 @@ func (r *Reconciler) declared(ctx context.Context, repo *syncv1.Repository, key 
 // renderApplication renders one Application at the preview's commit into
 // its preview Revision and returns the Revision's name and whether it
 // rendered. A render failure is a preview Revision too, without desired
-// state, whose Rendered condition says why, as a desired Revision records
-// one; the error returned is one that a retry may heal.
+// state, whose spec.renderFailure says why, as a desired Revision records
+// one; the error returned is one that a retry may heal. The
+// source-controller writes no preview Revision status either.
 func (r *Reconciler) renderApplication(ctx context.Context, repo *syncv1.Repository, p *syncv1.PreviewStatus, c candidate) (string, bool, error) {
 	spec := &syncv1.RevisionPreview{Name: p.Name, Repository: repo.Name, Ref: p.Ref, Commit: p.Commit}
 	if c.newApp {
@@ -198,40 +198,22 @@ func (r *Reconciler) renderApplication(ctx context.Context, repo *syncv1.Reposit
 		}
 		msg := fmt.Sprintf("commit %s: %s", short(p.Commit), err)
 		name := desiredstate.PreviewRevisionName(c.app.Name, p.Name, "render-failed\x00"+reason+"\x00"+msg, p.Commit)
-		return name, false, r.recordFailure(ctx, repo, newRevision(repo, name, c.app.Name, spec), reason, msg)
+		rev := r.newRevision(repo, name, c.app, spec)
+		rev.Spec.RenderFailure = &syncv1.RenderFailure{Reason: reason, Message: ssa.Truncate(msg)}
+		if _, err := r.ensure(ctx, rev); err != nil {
+			return "", false, fmt.Errorf("Repository %s/%s: recording the render failure as Revision %s: %w", repo.Namespace, repo.Name, name, err)
+		}
+		return name, false, nil
 	}
 	name := desiredstate.PreviewRevisionName(c.app.Name, p.Name, digest, p.Commit)
-	rev := newRevision(repo, name, c.app.Name, spec)
+	rev := r.newRevision(repo, name, c.app, spec)
 	rev.Spec.DesiredState = syncv1.DesiredStateRef{SecretName: name, Digest: digest, Objects: int32(len(out.Objects))}
+	rev.Spec.Source.Chart = out.Chart
 	fresh, err := r.ensure(ctx, rev)
 	if err != nil {
 		return "", false, err
 	}
 	return name, true, application.EnsureDesiredState(ctx, r.Client, r.APIReader, rev, data, fresh)
-}
-
-// renderFailedStatus is the status of a preview Revision that records a
-// render failure: only the Rendered condition, which the sync-controller
-// reads as it does a desired Revision's; it writes everything else.
-type renderFailedStatus struct {
-	Conditions []metav1.Condition `json:"conditions"`
-}
-
-// recordFailure makes sure rev exists and its Rendered condition says why
-// the render failed.
-func (r *Reconciler) recordFailure(ctx context.Context, repo *syncv1.Repository, rev *syncv1.Revision, reason, msg string) error {
-	if _, err := r.ensure(ctx, rev); err != nil {
-		return err
-	}
-	if c := meta.FindStatusCondition(rev.Status.Conditions, syncv1.ConditionRendered); c != nil && c.Status == metav1.ConditionFalse {
-		return nil
-	}
-	st := renderFailedStatus{Conditions: ssa.Conditions(nil, []string{syncv1.ConditionRendered},
-		ssa.Condition(syncv1.ConditionRendered, false, reason, msg, 0))}
-	if err := ssa.ApplyStatus(ctx, r.Client, rev, syncv1.FieldManagerSource, st); err != nil {
-		return fmt.Errorf("Repository %s/%s: recording the render failure on Revision %s: %w", repo.Namespace, repo.Name, rev.Name, err)
-	}
-	return nil
 }
 
 // ensure creates rev unless it exists, reading it back when it does, and
@@ -247,13 +229,13 @@ func (r *Reconciler) ensure(ctx context.Context, rev *syncv1.Revision) (bool, er
 	return application.CreateRevision(ctx, r.Client, r.APIReader, rev)
 }
 
-// newRevision is a preview Revision of app, owned by the Repository so that
-// deleting the Repository deletes its previews. It carries the Repository's
-// shard label, so that it is in the caches of the shard that keeps the
-// Repository's previews (and plans its Applications, which discovery puts
-// in the same shard).
-func newRevision(repo *syncv1.Repository, name, app string, spec *syncv1.RevisionPreview) *syncv1.Revision {
-	labels := map[string]string{syncv1.PreviewLabel: spec.Name, syncv1.RepositoryLabel: repo.Name, syncv1.ApplicationLabel: app}
+// newRevision is a preview Revision of app rendered at the preview's
+// commit, owned by the Repository so that deleting the Repository deletes
+// its previews. It carries the Repository's shard label, so that it is in
+// the caches of the shard that keeps the Repository's previews (and plans
+// its Applications, which discovery puts in the same shard).
+func (r *Reconciler) newRevision(repo *syncv1.Repository, name string, app *syncv1.Application, spec *syncv1.RevisionPreview) *syncv1.Revision {
+	labels := map[string]string{syncv1.PreviewLabel: spec.Name, syncv1.RepositoryLabel: repo.Name, syncv1.ApplicationLabel: app.Name}
 	if shard, ok := repo.Labels[syncv1.ShardLabel]; ok {
 		labels[syncv1.ShardLabel] = shard
 	}
@@ -265,7 +247,11 @@ func newRevision(repo *syncv1.Repository, name, app string, spec *syncv1.Revisio
 				APIVersion: syncv1.GroupVersion.String(), Kind: "Repository", Name: repo.Name, UID: repo.UID,
 			}},
 		},
-		Spec: syncv1.RevisionSpec{ApplicationName: app, Preview: spec},
+		Spec: syncv1.RevisionSpec{
+			ApplicationName: app.Name,
+			Preview:         spec,
+			Source:          &syncv1.RevisionSource{Commit: spec.Commit, Path: app.Spec.Source.Path, RenderedAt: metav1.NewTime(r.Now())},
+		},
 	}
 }
 
