@@ -162,31 +162,37 @@ func (e *env) preview(app string, newApp *syncv1.PreviewApplication, objs ...*un
 
 // previewRenderFailure does what the source-controller does when a
 // preview's commit fails to render: a preview Revision without a desired
-// state, Failed, with the reason in its Rendered condition.
+// state whose spec.renderFailure says why, and no status.
 func (e *env) previewRenderFailure(app, reason, message string) string {
 	e.t.Helper()
 	name := app + "-" + previewName + "-f00dfeed00"
-	rev := e.createPreviewRevision(app, name, nil, syncv1.DesiredStateRef{})
-	must(e.t, ssa.ApplyStatus(e.t.Context(), admin, rev, syncv1.FieldManagerSource, map[string]any{
-		"source":     map[string]any{"commit": commit},
-		"phase":      syncv1.PhaseFailed,
-		"conditions": ssa.Conditions(nil, []string{syncv1.ConditionRendered}, ssa.Condition(syncv1.ConditionRendered, false, reason, message, 0)),
-	}))
+	e.createPreviewRevisionWith(app, name, func(spec *syncv1.RevisionSpec) {
+		spec.Source = &syncv1.RevisionSource{Commit: commit, RenderedAt: metav1.Now()}
+		spec.RenderFailure = &syncv1.RenderFailure{Reason: reason, Message: message}
+	})
 	return name
 }
 
 func (e *env) createPreviewRevision(app, name string, newApp *syncv1.PreviewApplication, ds syncv1.DesiredStateRef) *syncv1.Revision {
 	e.t.Helper()
+	return e.createPreviewRevisionWith(app, name, func(spec *syncv1.RevisionSpec) {
+		spec.DesiredState = ds
+		spec.Preview.NewApplication = newApp
+	})
+}
+
+// createPreviewRevisionWith creates a preview Revision of app whose spec
+// mutate completes.
+func (e *env) createPreviewRevisionWith(app, name string, mutate func(*syncv1.RevisionSpec)) *syncv1.Revision {
+	e.t.Helper()
 	rev := &syncv1.Revision{
 		ObjectMeta: metav1.ObjectMeta{Namespace: e.ns, Name: name, Labels: previewLabels(app)},
 		Spec: syncv1.RevisionSpec{
 			ApplicationName: app,
-			DesiredState:    ds,
-			Preview: &syncv1.RevisionPreview{
-				Name: previewName, Repository: "platform", Ref: "refs/pull/12/head", Commit: commit, NewApplication: newApp,
-			},
+			Preview:         &syncv1.RevisionPreview{Name: previewName, Repository: "platform", Ref: "refs/pull/12/head", Commit: commit},
 		},
 	}
+	mutate(&rev.Spec)
 	must(e.t, admin.Create(e.t.Context(), rev))
 	return rev
 }

@@ -34,15 +34,11 @@ import (
 	"github.com/kuvryn/kuvryn-sync/services/sync-controller/internal/planner"
 )
 
-// waitForRender is how soon a preview Revision whose desired state or
-// render result is not recorded yet is looked at again: the
-// source-controller creates the Revision first, then its Secret and status.
+// waitForRender is how soon a preview Revision whose desired-state Secret
+// does not exist yet is looked at again: the source-controller creates the
+// Revision first, then its Secret. A render failure is in the Revision's
+// spec from its creation.
 const waitForRender = 2 * time.Second
-
-// renderGrace is how long a preview Revision without a desired state may
-// wait for the source-controller to record why it failed to render; after
-// it, the plan fails as a render failure without the render's message.
-const renderGrace = 30 * time.Second
 
 // Reconciler plans preview Revisions.
 type Reconciler struct {
@@ -126,7 +122,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		return ctrl.Result{}, nil
 	}
 	p, err := r.plan(ctx, rev)
-	if errors.Is(err, errNotRendered) || errors.Is(err, planner.ErrDesiredStateMissing) {
+	if errors.Is(err, planner.ErrDesiredStateMissing) {
 		return ctrl.Result{RequeueAfter: waitForRender}, nil
 	}
 	if f, ok := planner.AsFailure(err); ok {
@@ -146,17 +142,10 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	})
 }
 
-// errNotRendered is returned while a preview Revision without a desired
-// state does not record its render failure yet.
-var errNotRendered = errors.New("render result not recorded yet")
-
 // plan plans rev as the service account of its Application, or of the
 // Application the preview declares. Failures are *planner.Failure.
 func (r *Reconciler) plan(ctx context.Context, rev *syncv1.Revision) (syncv1.Plan, error) {
 	if f := planner.RenderFailure(rev); f != nil {
-		if meta.FindStatusCondition(rev.Status.Conditions, syncv1.ConditionRendered) == nil && time.Since(rev.CreationTimestamp.Time) < renderGrace {
-			return syncv1.Plan{}, errNotRendered
-		}
 		return syncv1.Plan{}, f
 	}
 	app, err := r.application(ctx, rev)

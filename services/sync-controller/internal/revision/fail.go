@@ -1,6 +1,7 @@
 package revision
 
 import (
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	syncv1 "github.com/kuvryn/kuvryn-sync/apis/v1alpha1"
@@ -13,8 +14,9 @@ type failedAt int
 
 const (
 	// atRender: the commit failed to render, as the source-controller
-	// recorded; there is nothing to plan or apply, and the deployed
-	// Revision stays. The source-controller's Event explains it.
+	// recorded in the Revision's spec; there is nothing to plan or apply,
+	// and the deployed Revision stays. The source-controller's Event
+	// explains it.
 	atRender failedAt = iota
 	// atServiceAccount: no service account may act for the Application. The
 	// Revision is refused, not failed: it waits until the account exists.
@@ -36,6 +38,11 @@ func (ro *rollout) fail(at failedAt, f *planner.Failure) {
 	switch at {
 	case atRender:
 		ro.blocked = f
+		// Recorded once: the Revision's one status write for the failure.
+		if ro.Rev.Status.Phase != syncv1.PhaseFailed || meta.FindStatusCondition(ro.Rev.Status.Conditions, syncv1.ConditionRendered) == nil {
+			ro.Rev.Status.Phase = syncv1.PhaseFailed
+			ro.setRevCondition(syncv1.ConditionRendered, metav1.ConditionFalse, f.Reason, f.Message)
+		}
 		if h := ro.App.Status.History; len(h) == 0 || h[0].Revision != ro.Rev.Name {
 			ro.startHistory()
 			ro.finishHistory(syncv1.PhaseFailed, f.Reason)

@@ -124,43 +124,43 @@ func TestFreshReads_ACachedCopyOlderThanTheLastWriteIsReadFromTheAPIServer(t *te
 	}
 }
 
-// TestFreshReads_ARevisionNotSeenYetIsReadFromTheCacheOnlyWhenItRecordsTheApplicationsCommit:
-// the change that wakes a rollout is its Application's, which the
-// source-controller writes after the Revision's status, so the first read of
-// a Revision uses the cache only for the desired Revision whose cached copy
-// records the commit the Application names; the reads after it use the
-// cache once it holds what was read.
-func TestFreshReads_ARevisionNotSeenYetIsReadFromTheCacheOnlyWhenItRecordsTheApplicationsCommit(t *testing.T) {
+// TestFreshReads_ADesiredRevisionNotSeenYetIsReadFromTheCache: a
+// Revision's spec is immutable and only the sync-controller writes its
+// status, so the first read of the desired Revision uses any copy the cache
+// holds, and reads one the cache does not hold yet from the API server. Any
+// other Revision not seen yet is read from the API server. The reads after
+// the first use the cache once it holds what was read.
+func TestFreshReads_ADesiredRevisionNotSeenYetIsReadFromTheCache(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
 	e.createApplication("shop", nil)
-	name := e.publish("shop", configMap(t, "shop-config"))
-	const commit = "5d1c0ffee5d1c0ffee5d1c0ffee5d1c0ffee5d1c"
-	rev := &syncv1.Revision{}
-	must(t, admin.Get(t.Context(), client.ObjectKey{Namespace: e.ns, Name: name}, rev))
-	must(t, ssa.ApplyStatus(t.Context(), admin, rev, syncv1.FieldManagerSource,
-		map[string]any{"source": map[string]any{"commit": commit}}))
+	cachedName := e.publish("shop", configMap(t, "shop-config"))
 
 	for _, tc := range []struct {
-		name      string
-		appCommit string
-		desired   bool
-		wantGets  int32
+		name     string
+		desired  bool
+		cached   bool
+		wantGets int32
 	}{
-		{name: "the desired Revision, rendered from the Application's commit", appCommit: commit, desired: true, wantGets: 0},
-		{name: "the desired Revision, rendered from another commit", appCommit: "0ddba11", desired: true, wantGets: 1},
-		{name: "the desired Revision, the Application naming no commit", desired: true, wantGets: 1},
-		{name: "another Revision", appCommit: commit, wantGets: 1},
+		{name: "the desired Revision, in the cache", desired: true, cached: true, wantGets: 0},
+		{name: "the desired Revision, not in the cache yet", desired: true, wantGets: 1},
+		{name: "another Revision, in the cache", cached: true, wantGets: 1},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			r, api, _ := cachedReconciler(t, e.ns)
+			r, api, stop := cachedReconciler(t, e.ns)
+			name := cachedName
+			if !tc.cached {
+				// A frozen cache never sees the Revision created after it.
+				stop()
+				name = e.createRevision("shop", nil, configMap(t, "shop-later"))
+			}
 			app := e.application("shop")
-			app.Status.SourceCommit = tc.appCommit
-			eventually(t, "the cache to hold the Revision's source", func() bool {
-				cached := &syncv1.Revision{}
-				return r.Client.Get(t.Context(), client.ObjectKeyFromObject(rev), cached) == nil &&
-					cached.Status.Source != nil && cached.Status.Source.Commit == commit
-			}, nil)
+			app.Status.DesiredRevision = name
+			if tc.cached {
+				eventually(t, "the cache to hold the Revision", func() bool {
+					return r.Client.Get(t.Context(), client.ObjectKey{Namespace: e.ns, Name: name}, &syncv1.Revision{}) == nil
+				}, nil)
+			}
 			read := func() int32 {
 				t.Helper()
 				before := api.gets.Load()
@@ -172,13 +172,16 @@ func TestFreshReads_ARevisionNotSeenYetIsReadFromTheCacheOnlyWhenItRecordsTheApp
 					got, err = r.readRevision(t.Context(), e.ns, name)
 				}
 				must(t, err)
-				if got.Status.Source == nil || got.Status.Source.Commit != commit {
-					t.Fatalf("read Revision %s with source %+v, want commit %s", got.Name, got.Status.Source, commit)
+				if got.Name != name || got.Spec.ApplicationName != "shop" || got.Spec.DesiredState.SecretName == "" {
+					t.Fatalf("read Revision %s with spec %+v, want %s of shop with its desired state", got.Name, got.Spec, name)
 				}
 				return api.gets.Load() - before
 			}
 			if gets := read(); gets != tc.wantGets {
 				t.Fatalf("first read of the Revision made %d API server reads, want %d", gets, tc.wantGets)
+			}
+			if !tc.cached {
+				return
 			}
 			if gets := read(); gets != 0 {
 				t.Fatalf("second read of the Revision made %d API server reads, want 0 once the cache holds what was read", gets)

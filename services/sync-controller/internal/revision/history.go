@@ -20,8 +20,14 @@ func (ro *rollout) startHistory() {
 		Rollback:  ro.Rev.Status.Approval != nil && ro.Rev.Status.Approval.Rollback,
 		Drift:     ro.Rev.Status.Drift,
 	}
-	if ro.Rev.Status.Source != nil {
-		entry.SourceCommit = ro.Rev.Status.Source.Commit
+	// The desired Revision was rendered this time from the Application's
+	// commit (a revert renders an earlier Revision again); its spec keeps
+	// the first commit that rendered it.
+	switch {
+	case ro.Rev.Name == ro.App.Status.DesiredRevision && ro.App.Status.SourceCommit != "":
+		entry.SourceCommit = ro.App.Status.SourceCommit
+	case ro.Rev.Spec.Source != nil:
+		entry.SourceCommit = ro.Rev.Spec.Source.Commit
 	}
 	if ro.Rev.Status.Plan != nil {
 		entry.PlanDigest = ro.Rev.Status.Plan.Digest

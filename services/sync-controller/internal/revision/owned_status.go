@@ -5,15 +5,16 @@ import (
 	"github.com/kuvryn/kuvryn-sync/pkg/ssa"
 )
 
-// Condition types the sync-controller owns. Rendered belongs to the
-// source-controller and NotificationsReady to the notify-controller.
+// Condition types the sync-controller owns. On an Application, Rendered
+// belongs to the source-controller and NotificationsReady to the
+// notify-controller; a Revision's status is the sync-controller's alone.
 var (
 	applicationConditions = []string{
 		syncv1.ConditionReady, syncv1.ConditionSynced, syncv1.ConditionHealthy,
 		syncv1.ConditionAwaitingApproval, syncv1.ConditionApproved,
 	}
 	revisionConditions = []string{
-		syncv1.ConditionPlanned, syncv1.ConditionAwaitingApproval, syncv1.ConditionApproved,
+		syncv1.ConditionRendered, syncv1.ConditionPlanned, syncv1.ConditionAwaitingApproval, syncv1.ConditionApproved,
 		syncv1.ConditionRolloutComplete, syncv1.ConditionHealthy,
 	}
 )
@@ -30,10 +31,9 @@ func ownedApplicationStatus(app *syncv1.Application) *syncv1.ApplicationStatus {
 }
 
 // ownedRevisionStatus is the part of rev's status the sync-controller
-// applies: everything but the render result.
+// applies: all of it but conditions of types it does not own.
 func ownedRevisionStatus(rev *syncv1.Revision) *syncv1.RevisionStatus {
 	s := rev.Status.DeepCopy()
-	s.Source = nil
 	s.Conditions = ssa.Conditions(s.Conditions, revisionConditions)
 	return s
 }

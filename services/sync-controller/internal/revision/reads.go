@@ -26,13 +26,13 @@ import (
 // them (memory.AtLeast). An Application this controller has not seen yet is read from the cache:
 // the cache has watched since before this process wrote anything, so it
 // misses none of its writes, it listed after any earlier process's, and it
-// holds the change that woke the reconcile. A Revision not seen yet is read
-// from the cache only when it is the Application's desired one and records
-// the commit the Application names as rendered (status.source): what woke
-// the reconcile was the Application's change, which the source-controller
-// writes after the Revision's status, and another watch may not have
-// delivered that yet. Any other Revision not seen yet is read from the API
-// server.
+// holds the change that woke the reconcile. So is the Application's desired
+// Revision when the cache holds it: its spec is immutable, complete from its
+// creation, and only the sync-controller writes its status, so any cached
+// copy of it is as fresh as one read from the API server. One the cache does
+// not hold yet (the source-controller creates it before naming it on the
+// Application, and another watch delivers it) is read from the API server,
+// as is any other Revision not seen yet.
 //
 // The cache is the Reconciler's Client, the API server its APIReader, and
 // the versions seen are kept in r.versions. A cached copy of one not seen
@@ -79,23 +79,21 @@ func (r *Reconciler) forgetVersion(obj client.Object) {
 }
 
 // readApplication reads the Application name; a cached copy not seen yet is
-// always fresh (see freshReads).
+// always fresh (see readFresh).
 func (r *Reconciler) readApplication(ctx context.Context, name types.NamespacedName) (*syncv1.Application, error) {
-	return readFresh(ctx, r, name, anyCopy)
+	return readFresh(ctx, r, name, anyCopy[*syncv1.Application])
 }
 
-// anyCopy accepts every cached copy of an Application not seen yet.
-func anyCopy(*syncv1.Application) bool { return true }
+// anyCopy accepts every cached copy not seen yet.
+func anyCopy[P client.Object](P) bool { return true }
 
 // readRevision reads a Revision other than the desired one.
 func (r *Reconciler) readRevision(ctx context.Context, namespace, name string) (*syncv1.Revision, error) {
 	return readFresh[syncv1.Revision](ctx, r, types.NamespacedName{Namespace: namespace, Name: name}, nil)
 }
 
-// readDesiredRevision reads app's desired Revision name.
+// readDesiredRevision reads app's desired Revision name; a cached copy not
+// seen yet is always fresh (see readFresh).
 func (r *Reconciler) readDesiredRevision(ctx context.Context, app *syncv1.Application, name string) (*syncv1.Revision, error) {
-	commit := app.Status.SourceCommit
-	return readFresh(ctx, r, types.NamespacedName{Namespace: app.Namespace, Name: name}, func(rev *syncv1.Revision) bool {
-		return commit != "" && rev.Status.Source != nil && rev.Status.Source.Commit == commit
-	})
+	return readFresh(ctx, r, types.NamespacedName{Namespace: app.Namespace, Name: name}, anyCopy[*syncv1.Revision])
 }

@@ -9,28 +9,31 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
 	syncv1 "github.com/kuvryn/kuvryn-sync/apis/v1alpha1"
 	"github.com/kuvryn/kuvryn-sync/pkg/ssa"
 )
 
 // publishRenderFailure does what the source-controller does when a commit
-// fails to render: a Revision without a desired state, phase Failed, with
-// the reason in its Rendered condition, becomes the desired one.
+// fails to render: a Revision without a desired state, whose
+// spec.renderFailure says why, becomes the desired one. It writes no
+// Revision status: the sync-controller records it Failed.
 func (e *testEnv) publishRenderFailure(app, name, reason, message string) {
 	e.t.Helper()
 	ctx := e.t.Context()
+	commit := strings.Repeat("c", 40)
 	rev := &syncv1.Revision{
 		ObjectMeta: metav1.ObjectMeta{Namespace: e.ns, Name: name, Labels: map[string]string{syncv1.ApplicationLabel: app}},
-		Spec:       syncv1.RevisionSpec{ApplicationName: app},
+		Spec: syncv1.RevisionSpec{
+			ApplicationName: app,
+			Source:          &syncv1.RevisionSource{Commit: commit, RenderedAt: metav1.Now()},
+			RenderFailure:   &syncv1.RenderFailure{Reason: reason, Message: message},
+		},
 	}
-	must(e.t, admin.Create(ctx, rev))
-	must(e.t, ssa.ApplyStatus(ctx, admin, rev, syncv1.FieldManagerSource, map[string]any{
-		"source":     map[string]any{"commit": strings.Repeat("c", 40)},
-		"phase":      syncv1.PhaseFailed,
-		"conditions": ssa.Conditions(nil, []string{syncv1.ConditionRendered}, ssa.Condition(syncv1.ConditionRendered, false, reason, message, 0)),
-	}))
+	must(e.t, admin.Create(ctx, rev, client.FieldOwner(syncv1.FieldManagerSource)))
 	appObj := &syncv1.Application{ObjectMeta: metav1.ObjectMeta{Namespace: e.ns, Name: app}}
-	must(e.t, ssa.ApplyStatus(ctx, admin, appObj, syncv1.FieldManagerSource, map[string]any{"desiredRevision": name}))
+	must(e.t, ssa.ApplyStatus(ctx, admin, appObj, syncv1.FieldManagerSource, map[string]any{"desiredRevision": name, "sourceCommit": commit}))
 }
 
 // TestRenderFailure_IsShownAndNothingIsApplied: a desired Revision that
@@ -74,10 +77,42 @@ func TestRenderFailure_IsShownAndNothingIsApplied(t *testing.T) {
 			if app.Status.DeployedRevision != deployed || app.Status.Sync != syncv1.SyncStateOutOfSync {
 				t.Fatalf("deployed %q, sync %q; want %q still deployed and OutOfSync", app.Status.DeployedRevision, app.Status.Sync, deployed)
 			}
+			if h := app.Status.History[0]; h.SourceCommit != strings.Repeat("c", 40) {
+				t.Fatalf("history entry commit %q, want the commit that failed to render", h.SourceCommit)
+			}
+			// The sync-controller records the Revision Failed, with the
+			// reason, in one status write of its own.
 			rev := &syncv1.Revision{}
+			eventually(t, "the Revision recorded Failed", func() bool {
+				must(t, admin.Get(t.Context(), types.NamespacedName{Namespace: e.ns, Name: "web-f00dfeed00"}, rev))
+				return rev.Status.Phase == syncv1.PhaseFailed
+			}, func() string { return fmt.Sprintf("%+v", rev.Status) })
+			rendered := meta.FindStatusCondition(rev.Status.Conditions, syncv1.ConditionRendered)
+			if rendered == nil || rendered.Status != metav1.ConditionFalse || rendered.Reason != tc.reason ||
+				!strings.Contains(rendered.Message, "spec.decryption is not set") {
+				t.Fatalf("Revision Rendered condition %+v, want False %s with the failure's message", rendered, tc.reason)
+			}
+			if rev.Status.Plan != nil || rev.Status.Attempt != 0 {
+				t.Fatalf("the failed render was taken further: plan %+v, attempt %d", rev.Status.Plan, rev.Status.Attempt)
+			}
+			for _, m := range rev.ManagedFields {
+				if m.Subresource == "status" && m.Manager != syncv1.FieldManagerSync {
+					t.Fatalf("Revision status written by %s, want only %s", m.Manager, syncv1.FieldManagerSync)
+				}
+			}
+			// Later passes find it recorded and write it no more.
+			written := rev.ResourceVersion
+			app = e.application("web")
+			app.Spec.History.Limit = 5
+			must(t, admin.Update(t.Context(), app))
+			eventually(t, "a later pass recorded on the Application", func() bool {
+				a := e.application("web")
+				ready := meta.FindStatusCondition(a.Status.Conditions, syncv1.ConditionReady)
+				return ready != nil && ready.ObservedGeneration == a.Generation
+			}, nil)
 			must(t, admin.Get(t.Context(), types.NamespacedName{Namespace: e.ns, Name: "web-f00dfeed00"}, rev))
-			if rev.Status.Phase != syncv1.PhaseFailed || rev.Status.Plan != nil || rev.Status.Attempt != 0 {
-				t.Fatalf("the failed render was taken further: phase %s, plan %+v, attempt %d", rev.Status.Phase, rev.Status.Plan, rev.Status.Attempt)
+			if rev.ResourceVersion != written {
+				t.Fatalf("the Revision was written again (resourceVersion %s, then %s)", written, rev.ResourceVersion)
 			}
 		})
 	}
