@@ -125,9 +125,9 @@ func TestE2E_Chaos_GitServerAndChartServersDownRecoverBeforeThePollInterval(t *t
 	}
 
 	want := map[string]func(*syncv1.Revision) bool{
-		"web": func(r *syncv1.Revision) bool { return r.Status.Source != nil && r.Status.Source.Commit == plainCommit },
+		"web": func(r *syncv1.Revision) bool { return r.Spec.Source != nil && r.Spec.Source.Commit == plainCommit },
 		"oci": func(r *syncv1.Revision) bool {
-			return r.Status.Source != nil && r.Status.Source.Chart != nil && r.Status.Source.Chart.Version == "1.1.0"
+			return r.Spec.Source != nil && r.Spec.Source.Chart != nil && r.Spec.Source.Chart.Version == "1.1.0"
 		},
 	}
 	want["http"] = want["oci"]

@@ -34,8 +34,8 @@ spec:
 	})
 	app := get(t, &syncv1.Application{}, ns, "web")
 	rev := get(t, &syncv1.Revision{}, ns, app.Status.DesiredRevision)
-	if rev.Spec.DesiredState.Objects != 1 || rev.Status.Source == nil {
-		t.Fatalf("Revision %s: %d objects, source %+v", rev.Name, rev.Spec.DesiredState.Objects, rev.Status.Source)
+	if rev.Spec.DesiredState.Objects != 1 || rev.Spec.Source == nil {
+		t.Fatalf("Revision %s: %d objects, source %+v", rev.Name, rev.Spec.DesiredState.Objects, rev.Spec.Source)
 	}
 	if app.Labels[syncv1.RepositoryLabel] != "platform" {
 		t.Fatalf("labels %v", app.Labels)

@@ -82,8 +82,8 @@ func TestE2E_HelmChartsFromOCIAndHelmRepositoriesDeployedHealthy(t *testing.T) {
 		t.Run(tc.app, func(t *testing.T) {
 			rev := get(t, &syncv1.Revision{}, ns, waitHealthy(t, ns, tc.app, ""))
 			want := syncv1.ChartArtifact{Repository: tc.repository, Name: "shop", Version: "1.2.0", SHA256: sha}
-			if s := rev.Status.Source; s == nil || s.Chart == nil || *s.Chart != want {
-				t.Errorf("Revision %s source %+v, want chart %+v", rev.Name, rev.Status.Source, want)
+			if s := rev.Spec.Source; s == nil || s.Chart == nil || *s.Chart != want {
+				t.Errorf("Revision %s source %+v, want chart %+v", rev.Name, rev.Spec.Source, want)
 			}
 			d := get(t, &appsv1.Deployment{}, ns, tc.app)
 			if img := d.Spec.Template.Spec.Containers[0].Image; img != "shop:2.0" || d.Status.ReadyReplicas != 1 {

@@ -41,8 +41,8 @@ func TestE2E_AwaitingApprovalReachesTheSinkAndItsCommandDeploys(t *testing.T) {
 	if awaiting.ApproveCommand != wantCommand {
 		t.Fatalf("approveCommand %q, want %q", awaiting.ApproveCommand, wantCommand)
 	}
-	if awaiting.Plan == nil || awaiting.Plan.Digest != rev.Status.Plan.Digest || awaiting.SourceRevision != rev.Status.Source.Commit {
-		t.Errorf("notification %+v does not carry the Revision's plan digest %s and commit %s", awaiting, rev.Status.Plan.Digest, rev.Status.Source.Commit)
+	if awaiting.Plan == nil || awaiting.Plan.Digest != rev.Status.Plan.Digest || awaiting.SourceRevision != rev.Spec.Source.Commit {
+		t.Errorf("notification %+v does not carry the Revision's plan digest %s and commit %s", awaiting, rev.Status.Plan.Digest, rev.Spec.Source.Commit)
 	}
 
 	args := strings.Fields(awaiting.ApproveCommand)

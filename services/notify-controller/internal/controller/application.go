@@ -220,9 +220,7 @@ func (r *applicationReconciler) notification(app *syncv1.Application, d transiti
 		Message:     ssa.Truncate(o.Message),
 		Time:        r.now().UTC(),
 	}
-	if src := rev.Status.Source; src != nil {
-		n.SourceRevision = src.Commit
-	}
+	n.SourceRevision = sourceCommit(app, rev)
 	if p := rev.Status.Plan; p != nil {
 		n.Plan = &payload.Plan{Digest: p.Digest, Summary: p.Summary}
 	}
@@ -230,6 +228,19 @@ func (r *applicationReconciler) notification(app *syncv1.Application, d transiti
 		n.ApproveCommand = app.ApproveCommand(rev.Name)
 	}
 	return n
+}
+
+// sourceCommit is the commit rev was rendered from: for the Application's
+// desired Revision the commit that rendered it this time, which a revert
+// makes newer than the first commit its spec records.
+func sourceCommit(app *syncv1.Application, rev *syncv1.Revision) string {
+	if rev.Name == app.Status.DesiredRevision && app.Status.SourceCommit != "" {
+		return app.Status.SourceCommit
+	}
+	if rev.Spec.Source != nil {
+		return rev.Spec.Source.Commit
+	}
+	return ""
 }
 
 // recordStatus applies, as field manager kuvryn-notify, NotificationsReady

@@ -144,12 +144,10 @@ func pullRequestNumber(name string, repo *syncv1.Repository) int {
 }
 
 // failureOf is the reason and message of a Failed preview Revision: its
-// Planned condition, or the Rendered one for a render failure.
+// Planned condition, which a render failure sets too.
 func failureOf(rev *syncv1.Revision) (string, string) {
-	for _, t := range []string{syncv1.ConditionPlanned, syncv1.ConditionRendered} {
-		if c := meta.FindStatusCondition(rev.Status.Conditions, t); c != nil && c.Status == metav1.ConditionFalse {
-			return c.Reason, c.Message
-		}
+	if c := meta.FindStatusCondition(rev.Status.Conditions, syncv1.ConditionPlanned); c != nil && c.Status == metav1.ConditionFalse {
+		return c.Reason, c.Message
 	}
 	for _, c := range rev.Status.Conditions {
 		if c.Status == metav1.ConditionFalse {

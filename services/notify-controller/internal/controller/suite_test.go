@@ -266,13 +266,17 @@ func (e *testEnv) createApplication(name, sink string, events ...syncv1.Notifica
 	return app
 }
 
-// createRevision creates a Revision of app, as the source-controller does.
+// createRevision creates a Revision of app rendered from commit, as the
+// source-controller does.
 func (e *testEnv) createRevision(app, name string) *syncv1.Revision {
 	e.t.Helper()
 	rev := &syncv1.Revision{
 		ObjectMeta: metav1.ObjectMeta{Namespace: e.ns, Name: name, Labels: map[string]string{syncv1.ApplicationLabel: app}},
-		Spec: syncv1.RevisionSpec{ApplicationName: app, DesiredState: syncv1.DesiredStateRef{
-			SecretName: name, Digest: "sha256:" + strings.Repeat("ab", 32), Objects: 1}},
+		Spec: syncv1.RevisionSpec{
+			ApplicationName: app,
+			DesiredState:    syncv1.DesiredStateRef{SecretName: name, Digest: "sha256:" + strings.Repeat("ab", 32), Objects: 1},
+			Source:          &syncv1.RevisionSource{Commit: commit, RenderedAt: metav1.Now()},
+		},
 	}
 	must(e.t, admin.Create(e.t.Context(), rev))
 	return rev
@@ -285,7 +289,7 @@ var plan = &syncv1.Plan{Digest: "sha256:" + strings.Repeat("cd", 32), PlannedAt:
 
 func awaitingApproval(rev string) *syncv1.RevisionStatus {
 	return &syncv1.RevisionStatus{
-		Phase: syncv1.PhaseAwaitingApproval, Plan: plan, Source: source(),
+		Phase: syncv1.PhaseAwaitingApproval, Plan: plan,
 		Conditions: []metav1.Condition{
 			cond(syncv1.ConditionPlanned, true, syncv1.ReasonSucceeded, "planned"),
 			cond(syncv1.ConditionAwaitingApproval, true, syncv1.ReasonAwaitingApproval, "Revision "+rev+" waits for approval of plan "+plan.Digest),
@@ -295,7 +299,7 @@ func awaitingApproval(rev string) *syncv1.RevisionStatus {
 
 func applying(attempt int32) *syncv1.RevisionStatus {
 	return &syncv1.RevisionStatus{
-		Phase: syncv1.PhaseApplying, Plan: plan, Source: source(), Attempt: attempt,
+		Phase: syncv1.PhaseApplying, Plan: plan, Attempt: attempt,
 		Conditions: []metav1.Condition{
 			cond(syncv1.ConditionPlanned, true, syncv1.ReasonSucceeded, "planned"),
 			approvedWait(),
@@ -306,7 +310,7 @@ func applying(attempt int32) *syncv1.RevisionStatus {
 
 func healthy(attempt int32) *syncv1.RevisionStatus {
 	return &syncv1.RevisionStatus{
-		Phase: syncv1.PhaseHealthy, Plan: plan, Source: source(), Attempt: attempt, Health: syncv1.HealthHealthy,
+		Phase: syncv1.PhaseHealthy, Plan: plan, Attempt: attempt, Health: syncv1.HealthHealthy,
 		Conditions: []metav1.Condition{
 			cond(syncv1.ConditionPlanned, true, syncv1.ReasonSucceeded, "planned"),
 			approvedWait(),
@@ -314,10 +318,6 @@ func healthy(attempt int32) *syncv1.RevisionStatus {
 			cond(syncv1.ConditionHealthy, true, syncv1.ReasonSucceeded, "every applied object is Healthy"),
 		},
 	}
-}
-
-func source() *syncv1.RevisionSource {
-	return &syncv1.RevisionSource{Commit: commit, RenderedAt: metav1.Now()}
 }
 
 // approvedWait is the AwaitingApproval condition once approved: the

@@ -66,13 +66,11 @@ func (c *Console) previews(r *http.Request, user string, app *syncv1.Application
 	return v
 }
 
-// previewFailure is the Planned or Rendered condition that is False, the
-// reason a preview's plan failed.
+// previewFailure is the Planned condition when it is False, the reason a
+// preview's plan failed; a render failure is one too.
 func previewFailure(rev *syncv1.Revision) *metav1.Condition {
-	for _, t := range []string{syncv1.ConditionPlanned, syncv1.ConditionRendered} {
-		if c := meta.FindStatusCondition(rev.Status.Conditions, t); c != nil && c.Status == metav1.ConditionFalse {
-			return c
-		}
+	if c := meta.FindStatusCondition(rev.Status.Conditions, syncv1.ConditionPlanned); c != nil && c.Status == metav1.ConditionFalse {
+		return c
 	}
 	return nil
 }
