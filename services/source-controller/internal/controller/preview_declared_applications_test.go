@@ -60,12 +60,12 @@ func TestPreview_ChangedEntriesAndNewApplicationsFromKsyncYAML(t *testing.T) {
 	for _, rev := range previewRevisions(t, ns, "mr-9") {
 		switch rev.Spec.ApplicationName {
 		case "web":
-			checkPreviewRevision(t, &rev, "web", "mr-9", repo, head, "green")
+			checkPreviewRevision(t, &rev, "web", "mr-9", repo, head, "apps/web-v2", "green")
 			if rev.Spec.Preview.NewApplication != nil {
 				t.Errorf("web exists, yet its preview says newApplication %+v", rev.Spec.Preview.NewApplication)
 			}
 		case "worker":
-			checkPreviewRevision(t, &rev, "worker", "mr-9", repo, head, "purple")
+			checkPreviewRevision(t, &rev, "worker", "mr-9", repo, head, "apps/worker", "purple")
 			if na := rev.Spec.Preview.NewApplication; na == nil || na.ServiceAccountName != "worker-deployer" || na.DestinationNamespace != "jobs" {
 				t.Errorf("worker's newApplication %+v, want worker-deployer in jobs", na)
 			}

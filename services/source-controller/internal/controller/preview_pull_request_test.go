@@ -49,7 +49,7 @@ func TestPreview_PullRequestRendersOnlyTheChangedApplication(t *testing.T) {
 	if len(revs) != 1 {
 		t.Fatalf("%d preview Revisions, want 1 (only web changed)", len(revs))
 	}
-	first := checkPreviewRevision(t, &revs[0], "web", "pr-12", repo, head, "green")
+	first := checkPreviewRevision(t, &revs[0], "web", "pr-12", repo, head, "apps/web", "green")
 
 	// A second push replaces the preview Revision of the older commit.
 	second, err := gitRepo.Apply("feature", "yellow web", testgit.File("apps/web/settings.yaml", strings.Replace(configMap, "%s", "yellow", 1)))
@@ -66,7 +66,7 @@ func TestPreview_PullRequestRendersOnlyTheChangedApplication(t *testing.T) {
 		revs = previewRevisions(t, ns, "pr-12")
 		return len(revs) == 1 && revs[0].Name != first.Name
 	})
-	checkPreviewRevision(t, &revs[0], "web", "pr-12", repo, second, "yellow")
+	checkPreviewRevision(t, &revs[0], "web", "pr-12", repo, second, "apps/web", "yellow")
 
 	// Desired state never sees the preview.
 	if got := get(t, &syncv1.Application{}, ns, "web").Status.DesiredRevision; got != desiredWeb {
@@ -93,8 +93,8 @@ func TestPreview_PullRequestRendersOnlyTheChangedApplication(t *testing.T) {
 }
 
 // checkPreviewRevision checks a preview Revision's name, labels, owner,
-// spec and desired-state Secret, and returns it.
-func checkPreviewRevision(t *testing.T, rev *syncv1.Revision, app, preview string, repo *syncv1.Repository, commit, color string) *syncv1.Revision {
+// spec (rendered from path at commit) and desired-state Secret, and returns it.
+func checkPreviewRevision(t *testing.T, rev *syncv1.Revision, app, preview string, repo *syncv1.Repository, commit, path, color string) *syncv1.Revision {
 	t.Helper()
 	repoNow := get(t, &syncv1.Repository{}, repo.Namespace, repo.Name)
 	wantLabels := map[string]string{syncv1.PreviewLabel: preview, syncv1.RepositoryLabel: repo.Name, syncv1.ApplicationLabel: app}
@@ -113,8 +113,8 @@ func checkPreviewRevision(t *testing.T, rev *syncv1.Revision, app, preview strin
 	if want := desiredstate.PreviewRevisionName(app, preview, rev.Spec.DesiredState.Digest, commit); rev.Name != want {
 		t.Errorf("Revision named %s, want %s", rev.Name, want)
 	}
-	if src := rev.Spec.Source; src == nil || src.Commit != commit || src.Path != "apps/web" || src.RenderedAt.IsZero() {
-		t.Errorf("Revision %s spec.source %+v, want commit %s, path apps/web and the render time", rev.Name, src, commit)
+	if src := rev.Spec.Source; src == nil || src.Commit != commit || src.Path != path || src.RenderedAt.IsZero() {
+		t.Errorf("Revision %s spec.source %+v, want commit %s, path %s and the render time", rev.Name, src, commit, path)
 	}
 	if rev.Status.Phase != "" || len(rev.Status.Conditions) != 0 {
 		t.Errorf("the source-controller wrote status %+v on a rendered preview Revision", rev.Status)
