@@ -108,6 +108,7 @@ func validRevision(ns string) *syncv1.Revision {
 				Digest:     "sha256:" + strings.Repeat("ab", 32),
 				Objects:    3,
 			},
+			Source: &syncv1.RevisionSource{Commit: strings.Repeat("c", 40), Path: "apps/api", RenderedAt: metav1.Now()},
 		},
 	}
 }
@@ -238,15 +239,30 @@ func TestAPI_RefusesBadSpecsNamingTheField(t *testing.T) {
 }
 
 func TestAPI_RevisionSpecIsImmutable(t *testing.T) {
-	ns := namespace(t)
-	rev := validRevision(ns)
-	if err := k8s.Create(t.Context(), rev); err != nil {
-		t.Fatal(err)
-	}
-	rev.Spec.DesiredState.Objects = 4
-	err := k8s.Update(t.Context(), rev)
-	if err == nil || !strings.Contains(err.Error(), "spec: Invalid value") || !strings.Contains(err.Error(), "spec is immutable") {
-		t.Fatalf("editing a Revision's spec: got %v, want spec is immutable", err)
+	for _, tc := range []struct {
+		name string
+		edit func(*syncv1.Revision)
+	}{
+		{"the desired state", func(r *syncv1.Revision) { r.Spec.DesiredState.Objects = 4 }},
+		{"the source commit", func(r *syncv1.Revision) { r.Spec.Source.Commit = strings.Repeat("d", 40) }},
+		{"the render time", func(r *syncv1.Revision) {
+			r.Spec.Source.RenderedAt = metav1.NewTime(r.Spec.Source.RenderedAt.Add(time.Hour))
+		}},
+		{"a render failure added", func(r *syncv1.Revision) {
+			r.Spec.RenderFailure = &syncv1.RenderFailure{Reason: syncv1.ReasonRenderFailed, Message: "late"}
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			rev := validRevision(namespace(t))
+			if err := k8s.Create(t.Context(), rev); err != nil {
+				t.Fatal(err)
+			}
+			tc.edit(rev)
+			err := k8s.Update(t.Context(), rev)
+			if err == nil || !strings.Contains(err.Error(), "spec: Invalid value") || !strings.Contains(err.Error(), "spec is immutable") {
+				t.Fatalf("editing a Revision's spec: got %v, want spec is immutable", err)
+			}
+		})
 	}
 }
 
