@@ -24,7 +24,7 @@ func FuzzRead(f *testing.F) {
 		f.Add([]byte(seed))
 	}
 	f.Fuzz(func(t *testing.T, data []byte) {
-		entries, err := requestlog.Read(bytes.NewReader(data))
+		entries, err := requestlog.Read(bytes.NewReader(data), nil)
 		if err != nil {
 			return
 		}
@@ -36,7 +36,7 @@ func FuzzRead(f *testing.F) {
 			}
 			again.Write(append(line, '\n'))
 		}
-		back, err := requestlog.Read(&again)
+		back, err := requestlog.Read(&again, nil)
 		if err != nil {
 			t.Fatalf("what Read returned does not read back: %v", err)
 		}

@@ -162,10 +162,11 @@ func (l *Log) write(e Entry) {
 	}
 }
 
-// Read parses the lines a Log wrote. A line that is not an entry is an
-// error naming its number; a last line cut short (a process killed while
-// writing it) is too.
-func Read(r io.Reader) ([]Entry, error) {
+// Read parses the lines a Log wrote and returns the entries keep keeps
+// (all if keep is nil), so that a reader of a long record holds only what
+// it needs. A line that is not an entry is an error naming its number; a
+// last line cut short (a process killed while writing it) is too.
+func Read(r io.Reader, keep func(Entry) bool) ([]Entry, error) {
 	var out []Entry
 	br := bufio.NewReader(r)
 	for n := 1; ; n++ {
@@ -178,7 +179,9 @@ func Read(r io.Reader) ([]Entry, error) {
 			if e.Method == "" || e.Path == "" {
 				return out, fmt.Errorf("line %d: an entry needs a method and a path", n)
 			}
-			out = append(out, e)
+			if keep == nil || keep(e) {
+				out = append(out, e)
+			}
 		}
 		if errors.Is(err, io.EOF) {
 			return out, nil

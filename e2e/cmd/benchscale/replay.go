@@ -96,15 +96,14 @@ func readRecord(dir string, from, to time.Time) (*record, error) {
 			if err != nil {
 				return nil, err
 			}
-			entries, err := requestlog.Read(f)
+			entries, err := requestlog.Read(f, func(e requestlog.Entry) bool {
+				return !e.Time.Before(from) && e.Time.Before(to) && strings.Contains(e.Path, "/namespaces/"+benchNamespace+"/")
+			})
 			f.Close()
 			if err != nil {
 				return nil, fmt.Errorf("%s: %w", path, err)
 			}
 			for _, e := range entries {
-				if e.Time.Before(from) || !e.Time.Before(to) || !strings.Contains(e.Path, "/namespaces/"+benchNamespace+"/") {
-					continue
-				}
 				all = append(all, recordedRequest{Entry: e, service: service})
 			}
 		}
