@@ -2,7 +2,6 @@ package manager
 
 import (
 	"context"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -54,12 +53,7 @@ func TestRecordAPIRequests_RecordsClientsBuiltFromTheManagersConfig(t *testing.T
 			t.Fatalf("%s: read a ConfigMap that does not exist", tc.name)
 		}
 	}
-	f, err := os.Open(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	got, err := requestlog.Read(f, func(e requestlog.Entry) bool {
+	got, err := requestlog.ReadFile(path, func(e requestlog.Entry) bool {
 		return e.Path == "/api/v1/namespaces/default/configmaps/recorded"
 	})
 	if err != nil {

@@ -112,27 +112,19 @@ func TestLog_RecordsEachRequestButWatches(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	f, err := os.Open(path)
+	got, err := requestlog.ReadFile(path, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer f.Close()
-	got, err := requestlog.Read(f, nil)
-	if err != nil {
-		t.Fatal(err)
+	patches, err := requestlog.ReadFile(path, func(e requestlog.Entry) bool { return e.Method == "PATCH" })
+	if err != nil || len(patches) != 1 || patches[0].Path != base+"/recorded" {
+		t.Errorf("kept %d entries (%v), want the one PATCH", len(patches), err)
 	}
 	if len(got) != len(want) {
 		for _, e := range got {
 			t.Logf("recorded %s %s?%s", e.Method, e.Path, e.Query)
 		}
 		t.Fatalf("%d lines, want %d", len(got), len(want))
-	}
-	if _, err := f.Seek(0, 0); err != nil {
-		t.Fatal(err)
-	}
-	patches, err := requestlog.Read(f, func(e requestlog.Entry) bool { return e.Method == "PATCH" })
-	if err != nil || len(patches) != 1 || patches[0].Path != base+"/recorded" {
-		t.Errorf("kept %d entries (%v), want the one PATCH", len(patches), err)
 	}
 	var previous time.Time
 	for i, w := range want {

@@ -162,6 +162,20 @@ func (l *Log) write(e Entry) {
 	}
 }
 
+// ReadFile reads the entries keep keeps from the file at path, as Read.
+func ReadFile(path string, keep func(Entry) bool) ([]Entry, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	entries, err := Read(f, keep)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	return entries, nil
+}
+
 // Read parses the lines a Log wrote and returns the entries keep keeps
 // (all if keep is nil), so that a reader of a long record holds only what
 // it needs. A line that is not an entry is an error naming its number; a

@@ -8,7 +8,6 @@ import (
 	"io"
 	"net/http"
 	"net/url"
-	"os"
 	"path/filepath"
 	"regexp"
 	"sort"
@@ -91,17 +90,11 @@ func readRecord(dir string, from, to time.Time) (*record, error) {
 	var all []recordedRequest
 	for _, shard := range shardNames() {
 		for _, service := range recordedServices {
-			path := recordFile(dir, service, shard)
-			f, err := os.Open(path)
-			if err != nil {
-				return nil, err
-			}
-			entries, err := requestlog.Read(f, func(e requestlog.Entry) bool {
+			entries, err := requestlog.ReadFile(recordFile(dir, service, shard), func(e requestlog.Entry) bool {
 				return !e.Time.Before(from) && e.Time.Before(to) && strings.Contains(e.Path, "/namespaces/"+benchNamespace+"/")
 			})
-			f.Close()
 			if err != nil {
-				return nil, fmt.Errorf("%s: %w", path, err)
+				return nil, err
 			}
 			for _, e := range entries {
 				all = append(all, recordedRequest{Entry: e, service: service})
