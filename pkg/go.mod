@@ -5,7 +5,6 @@ go 1.26.0
 require (
 	github.com/go-logr/logr v1.4.4
 	github.com/kuvryn/kuvryn-sync/apis v0.0.0
-	github.com/kuvryn/kuvryn-sync/pkg/testkit v0.0.0
 	github.com/prometheus/client_golang v1.24.0
 	github.com/prometheus/client_model v0.6.2
 	go.opentelemetry.io/otel v1.47.0
@@ -102,5 +101,3 @@ require (
 )
 
 replace github.com/kuvryn/kuvryn-sync/apis => ../apis
-
-replace github.com/kuvryn/kuvryn-sync/pkg/testkit => ./testkit

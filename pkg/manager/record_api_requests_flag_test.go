@@ -12,7 +12,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/kuvryn/kuvryn-sync/pkg/requestlog"
-	"github.com/kuvryn/kuvryn-sync/pkg/testkit/controlplane"
+	"github.com/kuvryn/kuvryn-sync/pkg/internal/apitest"
 )
 
 // TestRecordAPIRequests_RecordsClientsBuiltFromTheManagersConfig: the
@@ -21,13 +21,9 @@ import (
 func TestRecordAPIRequests_RecordsClientsBuiltFromTheManagersConfig(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
-	cp, err := controlplane.Start(ctx, controlplane.Options{CRDDir: "-"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = cp.Stop() })
+	cfg := apitest.Start(t)
 	path := filepath.Join(t.TempDir(), "requests.jsonl")
-	mgr, err := NewWithOptions(Service{Name: "test-controller"}, Options{RecordAPIRequests: path}, cp.Config)
+	mgr, err := NewWithOptions(Service{Name: "test-controller"}, Options{RecordAPIRequests: path}, cfg)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -16,7 +16,7 @@ import (
 	"k8s.io/client-go/rest"
 
 	"github.com/kuvryn/kuvryn-sync/pkg/requestlog"
-	"github.com/kuvryn/kuvryn-sync/pkg/testkit/controlplane"
+	"github.com/kuvryn/kuvryn-sync/pkg/internal/apitest"
 )
 
 // TestLog_RecordsEachRequestButWatches sends requests through clients whose
@@ -25,25 +25,22 @@ import (
 func TestLog_RecordsEachRequestButWatches(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
-	cp, err := controlplane.Start(ctx, controlplane.Options{CRDDir: "-"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = cp.Stop() })
+	cfg := apitest.Start(t)
 
 	path := filepath.Join(t.TempDir(), "requests.jsonl")
 	log, err := requestlog.Create(path, logr.Discard())
 	if err != nil {
 		t.Fatal(err)
 	}
-	admin := rest.CopyConfig(cp.Config)
+	admin := rest.CopyConfig(cfg)
 	admin.Wrap(log.Wrap)
 	c, err := kubernetes.NewForConfig(admin)
 	if err != nil {
 		t.Fatal(err)
 	}
 	const user = "system:serviceaccount:default:deployer"
-	impersonating := cp.Impersonate(user)
+	impersonating := rest.CopyConfig(cfg)
+	impersonating.Impersonate = rest.ImpersonationConfig{UserName: user}
 	impersonating.Wrap(log.Wrap)
 	as, err := kubernetes.NewForConfig(impersonating)
 	if err != nil {
