@@ -126,9 +126,10 @@ lint: $(STATICCHECK) $(ACTIONLINT) ## gofmt, go vet, staticcheck, and actionlint
 	$(ACTIONLINT) .github/workflows/*.yml
 
 .PHONY: bench
-bench: testbin ## Benchmarks, with figures: the engines on 10k objects, then rollouts against a bare Server-Side Apply on the local control plane (~6 min).
+bench: testbin ## Benchmarks, with figures: the engines on 10k objects, a status write by Server-Side Apply and by merge patch, then rollouts against a bare Server-Side Apply on the local control plane (~7 min).
 	$(GO) test -p 1 -run '^$$' -bench . -benchmem -timeout 10m ./pkg/desiredstate \
 	  ./services/sync-controller/internal/plan ./services/sync-controller/internal/redact ./services/sync-controller/internal/wave
+	$(GO) test -run '^$$' -bench StatusWrite -benchtime 300x -timeout 10m ./pkg/ssa
 	@out=$$(mktemp); trap 'rm -f "$$out"' EXIT; \
 	  echo "$(GO) test -run '^\$$' -bench . -benchmem -benchtime 2x -timeout 20m ./services/sync-controller/internal/revision"; \
 	  $(GO) test -run '^$$' -bench . -benchmem -benchtime 2x -timeout 20m ./services/sync-controller/internal/revision | tee "$$out"; \

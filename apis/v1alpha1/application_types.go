@@ -345,6 +345,9 @@ type DeliveredNotification struct {
 // HistoryEntry is one deployment attempt.
 type HistoryEntry struct {
 	Revision string `json:"revision"`
+	// Attempt is the Revision's attempt this entry records.
+	// +optional
+	Attempt int32 `json:"attempt,omitempty"`
 	// +optional
 	SourceCommit string `json:"sourceCommit,omitempty"`
 	// +optional

@@ -158,6 +158,11 @@ type RevisionStatus struct {
 	// Attempt counts rollouts of this Revision; hooks run once per attempt.
 	// +optional
 	Attempt int32 `json:"attempt,omitempty"`
+	// StartedAt is when the attempt began. With Attempt it lets a restarted
+	// controller bring the Application's history up to this record, which
+	// is the rollout's only write-ahead record.
+	// +optional
+	StartedAt *metav1.Time `json:"startedAt,omitempty"`
 }
 
 // RevisionSource is where a desired state was rendered from.
@@ -273,6 +278,12 @@ type ApprovalRecord struct {
 	// +optional
 	// +kubebuilder:validation:MaxLength=64
 	RequestID string `json:"requestID,omitempty"`
+	// Holds is, for a rollback, the Revision it holds (does not deploy
+	// again) until a newer desired state arrives. It is recorded with the
+	// attempt, so a restarted controller keeps holding it.
+	// +optional
+	// +kubebuilder:validation:MaxLength=253
+	Holds string `json:"holds,omitempty"`
 }
 
 // HookState is where one hook is in this rollout.

@@ -28,6 +28,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/webhook"
 
 	syncv1 "github.com/kuvryn/kuvryn-sync/apis/v1alpha1"
+	"github.com/kuvryn/kuvryn-sync/pkg/requestlog"
 	"github.com/kuvryn/kuvryn-sync/pkg/tracing"
 )
 
@@ -99,6 +100,16 @@ func restConfig(kubeconfig string) (*rest.Config, error) {
 
 // NewWithOptions builds the manager from already parsed options.
 func NewWithOptions(svc Service, o Options, cfg *rest.Config) (ctrl.Manager, error) {
+	if o.RecordAPIRequests != "" {
+		rec, err := requestlog.Create(o.RecordAPIRequests, ctrl.Log.WithName("requestlog"))
+		if err != nil {
+			return nil, fmt.Errorf("--record-api-requests: %w", err)
+		}
+		// Every client the service builds from the manager's config, the
+		// impersonating ones too, records through it.
+		cfg = rest.CopyConfig(cfg)
+		cfg.Wrap(rec.Wrap)
+	}
 	tlsOpts := o.tlsOptions()
 
 	host, port, err := splitHostPort(o.WebhookBindAddress)

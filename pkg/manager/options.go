@@ -22,6 +22,9 @@ type Options struct {
 	PprofBindAddress string
 	LeaderElect      bool
 	EnableHTTP2      bool
+	// RecordAPIRequests is a file that receives every API request but
+	// watches, bodies of writes included; empty records none.
+	RecordAPIRequests string
 
 	// LeaderElectionID names the Lease; empty is the service's InstallName.
 	LeaderElectionID string
@@ -61,6 +64,8 @@ func (o *Options) BindFlags(fs *flag.FlagSet) {
 		"Address of /healthz and /readyz.")
 	fs.StringVar(&o.PprofBindAddress, "pprof-bind-address", "0",
 		"Address of the Go profiler (/debug/pprof/), such as 127.0.0.1:6060; 0 disables it. Off by default: profiles show the process's memory.")
+	fs.StringVar(&o.RecordAPIRequests, "record-api-requests", "",
+		"File that receives one JSON line per API request (but watches) the service sends, with the bodies of writes, for replaying in benchmarks; empty records none. For benchmarks only: the bodies hold Secrets' desired state, the plaintext of SOPS files among it.")
 	fs.BoolVar(&o.LeaderElect, "leader-elect", false,
 		"Elect a leader so that only one replica reconciles at a time.")
 	fs.StringVar(&o.LeaderElectionID, "leader-election-id", "",

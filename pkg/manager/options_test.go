@@ -14,6 +14,7 @@ func TestBindFlags_GuideDefaults(t *testing.T) {
 		"metrics-secure":              "true",
 		"health-probe-bind-address":   ":8081",
 		"pprof-bind-address":          "0",
+		"record-api-requests":         "",
 		"leader-elect":                "false",
 		"leader-election-id":          "",
 		"leader-election-namespace":   "",

@@ -11,6 +11,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	syncv1 "github.com/kuvryn/kuvryn-sync/apis/v1alpha1"
@@ -29,12 +30,8 @@ func ApplyStatus(ctx context.Context, c client.Client, obj client.Object, manage
 	if err != nil {
 		return err
 	}
-	raw, err := json.Marshal(status)
+	m, err := statusMap(u, status)
 	if err != nil {
-		return fmt.Errorf("encoding status of %s %s: %w", u.GetKind(), client.ObjectKeyFromObject(obj), err)
-	}
-	var m map[string]any
-	if err := json.Unmarshal(raw, &m); err != nil {
 		return err
 	}
 	u.Object["status"] = m
@@ -46,6 +43,79 @@ func ApplyStatus(ctx context.Context, c client.Client, obj client.Object, manage
 		obj.SetResourceVersion(rv)
 	}
 	return nil
+}
+
+// MergeStatus writes status with a JSON merge patch of the status
+// subresource from written, what manager wrote last (nil when unknown), to
+// status: fields written holds and status drops are sent as null, unchanged
+// fields are not sent, and when nothing changed nothing is sent. The API
+// server takes it as an update, with no apply configuration to merge field
+// by field (docs/benchmarks.md prices both). managedFields names manager
+// (operation Update), and obj takes the resourceVersion the write produced,
+// as with ApplyStatus. With written nil, every field of status is sent and
+// none is released.
+//
+// There is no optimistic lock, so it is only for a status that one writer
+// owns whole, such as a Revision's (only the sync-controller writes it). It
+// must not write a status whose lists other writers share: a merge patch
+// replaces a whole list, so writing an Application's conditions this way
+// would delete the other controllers' conditions (Rendered,
+// NotificationsReady). Use ApplyStatus there.
+func MergeStatus(ctx context.Context, c client.Client, obj client.Object, manager string, written, status any) error {
+	u, err := skeleton(c, obj)
+	if err != nil {
+		return err
+	}
+	from, err := withStatus(u, written)
+	if err != nil {
+		return err
+	}
+	to, err := withStatus(u, status)
+	if err != nil {
+		return err
+	}
+	patch, err := client.MergeFrom(from).Data(to)
+	if err != nil {
+		return fmt.Errorf("diffing status of %s %s: %w", u.GetKind(), client.ObjectKeyFromObject(obj), err)
+	}
+	if string(patch) == "{}" {
+		return nil
+	}
+	if err := c.Status().Patch(ctx, u, client.RawPatch(types.MergePatchType, patch), client.FieldOwner(manager)); err != nil {
+		return err
+	}
+	obj.SetResourceVersion(u.GetResourceVersion())
+	return nil
+}
+
+// withStatus is a copy of u holding status v, an empty one when v is nil:
+// a null status in a merge patch would delete the whole status, other
+// writers' fields included.
+func withStatus(u *unstructured.Unstructured, v any) (*unstructured.Unstructured, error) {
+	m, err := statusMap(u, v)
+	if err != nil {
+		return nil, err
+	}
+	if m == nil {
+		m = map[string]any{}
+	}
+	w := u.DeepCopy()
+	w.Object["status"] = m
+	return w, nil
+}
+
+// statusMap is v, which marshals to the status object of u, as the map an
+// unstructured object holds; nil when v marshals to null.
+func statusMap(u *unstructured.Unstructured, v any) (map[string]any, error) {
+	raw, err := json.Marshal(v)
+	if err != nil {
+		return nil, fmt.Errorf("encoding status of %s %s: %w", u.GetKind(), client.ObjectKeyFromObject(u), err)
+	}
+	var m map[string]any
+	if err := json.Unmarshal(raw, &m); err != nil {
+		return nil, err
+	}
+	return m, nil
 }
 
 // skeleton is obj's identity: apiVersion, kind, namespace and name.

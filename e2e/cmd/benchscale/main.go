@@ -148,9 +148,10 @@ type usage struct {
 }
 
 type phase struct {
-	name string
-	took time.Duration
-	bare time.Duration
+	name  string
+	start time.Time
+	took  time.Duration
+	bare  time.Duration
 	// floor is the bare apply until kube-controller-manager observed every
 	// Deployment it changed: what a phase waiting for health can approach.
 	floor  time.Duration
@@ -178,8 +179,14 @@ type result struct {
 	latencies     []time.Duration
 	// shards are each shard's peaks of memory, in shardNames order.
 	shards []shardMemory
-	// replays are the replays of the design's requests, after the phases.
+	// replays are the replays of the services' recorded requests, after
+	// the phases.
 	replays []replayResult
+	// recorded counts the requests the services sent in the create phase
+	// per Application, by service, verb and resource; shared are those
+	// of no one Application.
+	recorded map[string]float64
+	shared   int
 }
 
 // shardMemory is what one shard's controllers used at their peaks.
@@ -288,6 +295,12 @@ func measure(n, commits, workers int, keep bool) (res *result, err error) {
 		return nil, err
 	}
 	res.phases = append(res.phases, p)
+	// The create phase's record ends once the services are quiet, with the
+	// last requests of the last Applications.
+	if err := svc.settle(ctx, dir); err != nil {
+		return nil, err
+	}
+	createEnd := time.Now()
 
 	p, err = svc.during(ctx, env, "a commit touching every app -> all deployed", res.bareTouch, res.bareTouchObserved, func() error {
 		commit, err := repo.Commit(appFiles(n, 2), "touch every app")
@@ -334,16 +347,17 @@ func measure(n, commits, workers int, keep bool) (res *result, err error) {
 	if err := svc.stop(ctx, env.Client); err != nil {
 		return nil, err
 	}
-	kube, err := kubernetes.NewForConfig(unlimited(env.CP.Config))
+	rec, err := readRecord(dir, res.phases[0].start, createEnd)
 	if err != nil {
 		return nil, err
 	}
+	res.recorded, res.shared = rec.perApplication(n), len(rec.shared)
 	for _, rp := range replays {
 		svc.setStage(rp.name)
 		if err := env.Namespace(ctx, rp.namespace); err != nil {
 			return nil, err
 		}
-		r, err := rp.run(ctx, env.CP, kube, n, workers)
+		r, err := rp.run(ctx, env.CP.Config, rec, n, workers)
 		if err != nil {
 			return nil, err
 		}
@@ -415,7 +429,8 @@ func startServices(ctx context.Context, env *harness.Env, dir string) (*services
 			srcProf, syncProf = sourcePprof, syncPprof
 		}
 		if sh.source, err = env.StartService(ctx, "source-controller", append(append(append(leader, srcProf...),
-			"--source-cache-dir="+filepath.Join(dir, "cache"+shard), "--metrics-bind-address="+sh.sourceMetrics, "--metrics-secure=false"), strings.Fields(extraFlags.source)...)...); err != nil {
+			"--source-cache-dir="+filepath.Join(dir, "cache"+shard), "--metrics-bind-address="+sh.sourceMetrics, "--metrics-secure=false",
+			"--record-api-requests="+recordFile(dir, "source-controller", shard)), strings.Fields(extraFlags.source)...)...); err != nil {
 			return nil, err
 		}
 		// The admission webhook is registered for the first shard's
@@ -432,7 +447,8 @@ func startServices(ctx context.Context, env *harness.Env, dir string) (*services
 			return nil, err
 		}
 		if sh.sync, err = env.StartService(ctx, "sync-controller", append(append(append(append(leader, syncProf...), webhookFlags...),
-			"--metrics-bind-address="+sh.syncMetrics, "--metrics-secure=false"), strings.Fields(extraFlags.sync)...)...); err != nil {
+			"--metrics-bind-address="+sh.syncMetrics, "--metrics-secure=false", "--record-api-requests="+recordFile(dir, "sync-controller", shard)),
+			strings.Fields(extraFlags.sync)...)...); err != nil {
 			return nil, err
 		}
 		s.shards = append(s.shards, sh)
@@ -493,6 +509,44 @@ func (s *services) usages(ctx context.Context) (source, sync usage, err error) {
 	return source, sync, nil
 }
 
+// settle returns once the services' record files in dir have not grown
+// for a second, or after 30 s of requests: the services are quiet then.
+func (s *services) settle(ctx context.Context, dir string) error {
+	size := func() (int64, error) {
+		var total int64
+		for _, sh := range s.shards {
+			for _, service := range recordedServices {
+				info, err := os.Stat(recordFile(dir, service, sh.name))
+				if err != nil {
+					return 0, err
+				}
+				total += info.Size()
+			}
+		}
+		return total, nil
+	}
+	last, err := size()
+	if err != nil {
+		return err
+	}
+	for deadline := time.Now().Add(30 * time.Second); time.Now().Before(deadline); {
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(time.Second):
+		}
+		now, err := size()
+		if err != nil {
+			return err
+		}
+		if now == last {
+			return nil
+		}
+		last = now
+	}
+	return nil
+}
+
 // stop stops the services and removes the admission webhooks the
 // sync-controller served, so that nothing but the replays' client writes.
 func (s *services) stop(ctx context.Context, c client.Client) error {
@@ -522,6 +576,7 @@ func (s *services) during(ctx context.Context, env *harness.Env, name string, ba
 		return p, err
 	}
 	start := time.Now()
+	p.start = start
 	profiled := s.profile(ctx, name)
 	if err := f(); err != nil {
 		_ = profiled(true)
@@ -698,15 +753,20 @@ func (a *applications) wait(ctx context.Context, n int, commit string, which []i
 
 func createApplications(ctx context.Context, c client.Client, n, workers int) error {
 	return parallel(n, workers, func(i int) error {
-		return c.Create(ctx, &syncv1.Application{
-			ObjectMeta: metav1.ObjectMeta{Namespace: benchNamespace, Name: appName(i), Labels: shardLabels(shardOf(i))},
-			Spec: syncv1.ApplicationSpec{
-				Source:             syncv1.ApplicationSource{RepositoryRef: syncv1.LocalObjectReference{Name: repositoryOf(shardOf(i))}, Path: "apps/" + appName(i)},
-				ServiceAccountName: "deployer",
-				Sync:               syncv1.SyncPolicy{Automatic: true},
-			},
-		})
+		return c.Create(ctx, application(i, benchNamespace))
 	})
+}
+
+// application is app i's Application in namespace.
+func application(i int, namespace string) *syncv1.Application {
+	return &syncv1.Application{
+		ObjectMeta: metav1.ObjectMeta{Namespace: namespace, Name: appName(i), Labels: shardLabels(shardOf(i))},
+		Spec: syncv1.ApplicationSpec{
+			Source:             syncv1.ApplicationSource{RepositoryRef: syncv1.LocalObjectReference{Name: repositoryOf(shardOf(i))}, Path: "apps/" + appName(i)},
+			ServiceAccountName: "deployer",
+			Sync:               syncv1.SyncPolicy{Automatic: true},
+		},
+	}
 }
 
 // shardLabels put an object in shard; none for the default shard.
@@ -899,12 +959,50 @@ func (r *result) print(w *os.File) {
 		fmt.Fprintf(w, "  peak RSS (VmHWM)%s: source-controller %d MiB, sync-controller %d MiB\n", shard, m.sourceHWM>>10, m.syncHWM>>10)
 		fmt.Fprintf(w, "      peaks of its parts: source-controller %s; sync-controller %s\n", m.sourceRSS, m.syncRSS)
 	}
+	if len(r.recorded) > 0 {
+		fmt.Fprintf(w, "  the services' requests in the create phase, recorded (--record-api-requests), per Application; %d more of no one Application:\n", r.shared)
+		printRecorded(w, r.recorded)
+	}
 	for _, rp := range r.replays {
 		fmt.Fprintf(w, "  %-46s %9s  %5.1fx bare  until observed %s, %4.1fx floor; %.1f requests/object\n", rp.name, round(rp.took),
 			rp.took.Seconds()/r.bareCreate.Seconds(), round(rp.observed), rp.observed.Seconds()/r.bareObserved.Seconds(), float64(rp.requests)/objects)
 		if r.bareServerCPU[0] > 0 {
 			fmt.Fprintf(w, "      kube-apiserver CPU %s, %.1fx the bare apply's until observed\n", round(rp.serverCPU), rp.serverCPU.Seconds()/r.bareServerCPU[0].Seconds())
 		}
+		if len(rp.otherwise) > 0 {
+			fmt.Fprintf(w, "      answered otherwise than recorded: %s\n", top(rp.otherwise, 5))
+		}
+	}
+}
+
+// printRecorded prints requests per Application by service, most first.
+func printRecorded(w io.Writer, perApp map[string]float64) {
+	keys := make([]string, 0, len(perApp))
+	for k := range perApp {
+		keys = append(keys, k)
+	}
+	sort.Slice(keys, func(i, j int) bool {
+		si, _, _ := strings.Cut(keys[i], " ")
+		sj, _, _ := strings.Cut(keys[j], " ")
+		if si != sj {
+			return si < sj
+		}
+		if perApp[keys[i]] != perApp[keys[j]] {
+			return perApp[keys[i]] > perApp[keys[j]]
+		}
+		return keys[i] < keys[j]
+	})
+	total := map[string]float64{}
+	for _, k := range keys {
+		service, _, _ := strings.Cut(k, " ")
+		total[service] += perApp[k]
+	}
+	for _, k := range keys {
+		service, what, _ := strings.Cut(k, " ")
+		fmt.Fprintf(w, "      %6.2f  %-18s %s\n", perApp[k], service, what)
+	}
+	for _, service := range recordedServices {
+		fmt.Fprintf(w, "      %6.2f  %-18s in all\n", total[service], service)
 	}
 }
 

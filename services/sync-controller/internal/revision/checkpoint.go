@@ -12,22 +12,15 @@ import (
 
 // record writes the owned parts of both statuses that changed since they
 // were read or last written, then emits the Events they explain. The
-// reconcile loop records at the end of every pass and at checkpoints, so a
-// restarted controller resumes from status.
+// reconcile loop records at the end of every pass, so the Application's
+// status is written at most once per pass.
 func (r *Reconciler) record(ctx context.Context, ro *rollout) error {
 	if ro.unrecorded {
 		return nil
 	}
 	ro.summarize()
-	if ro.Rev != nil {
-		ro.Rev.Status.ObservedGeneration = ro.Rev.Generation
-		if owned := ownedRevisionStatus(ro.Rev); !equality.Semantic.DeepEqual(owned, ro.writtenRev) {
-			if err := ssa.ApplyStatus(ctx, r.Client, ro.Rev, syncv1.FieldManagerSync, owned); err != nil {
-				return fmt.Errorf("recording status of Revision %s/%s: %w", ro.Rev.Namespace, ro.Rev.Name, err)
-			}
-			r.wrote(ro.Rev)
-			ro.writtenRev = owned
-		}
+	if err := r.recordRevision(ctx, ro); err != nil {
+		return err
 	}
 	if owned := ownedApplicationStatus(ro.App); !equality.Semantic.DeepEqual(owned, ro.writtenApp) {
 		if err := ssa.ApplyStatus(ctx, r.Client, ro.App, syncv1.FieldManagerSync, owned); err != nil {
@@ -40,9 +33,31 @@ func (r *Reconciler) record(ctx context.Context, ro *rollout) error {
 	return nil
 }
 
-// checkpoint records status in the middle of a phase, ahead of a step a
-// restarted controller must know about. These are the write-ahead points
-// the resumability of a rollout rests on:
+// recordRevision writes the owned part of the Revision's status if it
+// changed since it was read or last written.
+func (r *Reconciler) recordRevision(ctx context.Context, ro *rollout) error {
+	if ro.Rev == nil {
+		return nil
+	}
+	ro.Rev.Status.ObservedGeneration = ro.Rev.Generation
+	owned := ownedRevisionStatus(ro.Rev)
+	if equality.Semantic.DeepEqual(owned, ro.writtenRev) {
+		return nil
+	}
+	if err := ssa.ApplyStatus(ctx, r.Client, ro.Rev, syncv1.FieldManagerSync, owned); err != nil {
+		return fmt.Errorf("recording status of Revision %s/%s: %w", ro.Rev.Namespace, ro.Rev.Name, err)
+	}
+	r.wrote(ro.Rev)
+	ro.writtenRev = owned
+	return nil
+}
+
+// checkpoint records the Revision's status in the middle of a phase, ahead
+// of a step a restarted controller must know about. The Revision's status
+// is the rollout's only write-ahead record (DESIGN.md section 4): the
+// Application's follows at the end of the pass, and a restarted controller
+// brings it up to the Revision's first (catch_up.go). These are the
+// write-ahead points the resumability of a rollout rests on:
 //   - the attempt is on record before it changes the cluster
 //     (recordAttempt), so a restarted controller resumes it instead of
 //     starting it again and taking its hooks for an earlier attempt's;
@@ -57,9 +72,13 @@ func (r *Reconciler) record(ctx context.Context, ro *rollout) error {
 // remember applying it (memory.AppliedWaves), which Server-Side Apply of
 // unchanged objects makes a no-op; recording it Applying in the
 // inventory's write instead of after the apply saves one of the most
-// frequent requests of a large rollout.
+// frequent requests of a large rollout. Events wait for the end of the
+// pass, with the Application's status that explains them.
 func (r *Reconciler) checkpoint(ctx context.Context, ro *rollout) error {
-	return r.record(ctx, ro)
+	if ro.unrecorded {
+		return nil
+	}
+	return r.recordRevision(ctx, ro)
 }
 
 // recordAttempt checkpoints if the attempt under way is not on record yet.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	syncv1 "github.com/kuvryn/kuvryn-sync/apis/v1alpha1"
@@ -12,10 +13,17 @@ import (
 // startHistory records a new attempt at the desired Revision as the newest
 // history entry, keeping at most spec.history.limit entries.
 func (ro *rollout) startHistory() {
+	ro.addHistory(ro.Now.DeepCopy())
+}
+
+// addHistory records the Revision's attempt that started at startedAt as
+// the newest history entry.
+func (ro *rollout) addHistory(startedAt *metav1.Time) {
 	entry := syncv1.HistoryEntry{
 		Revision:  ro.Rev.Name,
+		Attempt:   ro.Rev.Status.Attempt,
 		Result:    syncv1.PhaseApplying,
-		StartedAt: ro.Now.DeepCopy(),
+		StartedAt: startedAt,
 		Approval:  ro.Rev.Status.Approval.DeepCopy(),
 		Rollback:  ro.Rev.Status.Approval != nil && ro.Rev.Status.Approval.Rollback,
 		Drift:     ro.Rev.Status.Drift,

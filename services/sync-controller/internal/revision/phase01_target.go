@@ -50,6 +50,7 @@ func (r *Reconciler) resolveTarget(ctx context.Context, ro *rollout) (step, erro
 			rev.Namespace, rev.Name, rev.Spec.ApplicationName, ro.App.Name)
 	}
 	ro.setRevision(rev)
+	ro.catchUp()
 	if f := planner.RenderFailure(rev); f != nil {
 		ro.fail(atRender, f)
 		return halt, nil
@@ -99,6 +100,11 @@ func (r *Reconciler) target(ctx context.Context, ro *rollout) (string, error) {
 		return req.record.Revision, nil
 	}
 	held := ro.App.Status.HeldRevision
+	if held == "" && !recordsAttempt(ro.App, req.target) {
+		// The rollback began but the Application does not show it yet.
+		held = heldByRollback(req.target)
+		ro.App.Status.HeldRevision = held
+	}
 	if held == "" {
 		return desired, nil
 	}
@@ -116,6 +122,8 @@ func (r *Reconciler) target(ctx context.Context, ro *rollout) (string, error) {
 type rollbackRequest struct {
 	record   syncv1.ApprovalRecord
 	consumed bool
+	// target is the Revision rolled back to.
+	target *syncv1.Revision
 }
 
 func (r *Reconciler) rollbackRequest(ctx context.Context, ro *rollout) (*rollbackRequest, error) {
@@ -147,5 +155,5 @@ func (r *Reconciler) rollbackRequest(ctx context.Context, ro *rollout) (*rollbac
 	}
 	used := rev.Status.Approval
 	consumed := used != nil && used.Rollback && used.By == record.By && used.At.Equal(&record.At) && used.RequestID == record.RequestID
-	return &rollbackRequest{record: record, consumed: consumed}, nil
+	return &rollbackRequest{record: record, consumed: consumed, target: rev}, nil
 }

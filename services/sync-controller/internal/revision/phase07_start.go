@@ -100,8 +100,9 @@ func (r *Reconciler) clearPreviousHook(ctx context.Context, ro *rollout, stage h
 }
 
 // beginAttempt records a new attempt at the Revision: its approval (the
-// rollback request, or the manual approval), every hook in hooks, every
-// wave Pending, an empty inventory, and a new history entry.
+// rollback request, or the manual approval), its start, every hook in
+// hooks, every wave Pending, an empty inventory, and a new history entry.
+// It sends no Event: a routine rollout's one Event is its outcome.
 func (ro *rollout) beginAttempt(ds *desired.State, hooks []syncv1.HookStatus) {
 	st := &ro.Rev.Status
 	st.Attempt++
@@ -128,10 +129,9 @@ func (ro *rollout) beginAttempt(ds *desired.State, hooks []syncv1.HookStatus) {
 	ro.setRevCondition(syncv1.ConditionRolloutComplete, metav1.ConditionFalse, syncv1.ReasonProgressing,
 		fmt.Sprintf("attempt %d: %d pre-sync hook(s), %d wave(s), prune, %d post-sync hook(s)",
 			st.Attempt, len(ds.Groups.PreSync), len(ds.Groups.Waves), len(ds.Groups.PostSync)))
+	st.StartedAt = ro.Now.DeepCopy()
 	ro.startHistory()
 	ro.App.Status.Health = syncv1.HealthProgressing
-	ro.normal(syncv1.ReasonProgressing, actionRollout, "rolling out Revision %s, attempt %d, %s",
-		ro.Rev.Name, st.Attempt, planner.Summary(st.Plan))
 }
 
 // holdForRollback holds the Revision rolled back from, so that it is not
@@ -139,6 +139,7 @@ func (ro *rollout) beginAttempt(ds *desired.State, hooks []syncv1.HookStatus) {
 func (ro *rollout) holdForRollback() {
 	from := ro.App.Status.RollbackHold(ro.Rev.Name)
 	ro.App.Status.HeldRevision = from
+	ro.Rev.Status.Approval.Holds = from
 	if from == "" {
 		ro.normal(syncv1.ReasonRolledBack, actionRollout, "rolling back to Revision %s as %s requested", ro.Rev.Name, ro.rollback.By)
 	} else {

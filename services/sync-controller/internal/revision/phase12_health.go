@@ -51,14 +51,27 @@ func (r *Reconciler) completeRollout(ctx context.Context, ro *rollout) (step, er
 		fmt.Sprintf("attempt %d: every group is Healthy", st.Attempt))
 	ro.setRevCondition(syncv1.ConditionHealthy, metav1.ConditionTrue, syncv1.ReasonSucceeded, "every applied object is Healthy")
 	ro.finishHistory(syncv1.PhaseHealthy, syncv1.ReasonSucceeded)
+	ro.deployed()
+	// The outcome is a routine rollout's one Event (DESIGN.md section 4), so
+	// it says what the attempt did.
+	did := "no plan recorded"
+	if st.Plan != nil {
+		did = planner.Summary(st.Plan)
+	}
+	ro.normal(syncv1.ReasonSucceeded, actionRollout, "Revision %s rolled out (attempt %d: %s) and is Healthy",
+		ro.Rev.Name, st.Attempt, did)
+	ro.completed = true
+	return proceed, nil
+}
+
+// deployed shows the Healthy Revision as the Application's deployed and
+// last known good one.
+func (ro *rollout) deployed() {
 	app := &ro.App.Status
 	app.DeployedRevision = ro.Rev.Name
 	app.LastKnownGoodRevision = ro.Rev.Name
 	app.Health = syncv1.HealthHealthy
 	app.Sync = syncv1.SyncStateSynced
-	ro.normal(syncv1.ReasonSucceeded, actionRollout, "Revision %s rolled out (attempt %d) and is Healthy", ro.Rev.Name, st.Attempt)
-	ro.completed = true
-	return proceed, nil
 }
 
 // checkHealth re-reads the objects of the settled Revision's inventory.

@@ -46,14 +46,23 @@ func TestRollout_AWaveIsRecordedApplyingWithItsInventoryBeforeItIsApplied(t *tes
 // apply of resource that is not a dry-run, as a lost connection would, and
 // counts the refusals.
 func refusingApplies(resource string, refused *atomic.Int32) func(*Reconciler) {
+	return answeringApplies(resource, func(*http.Request) (*http.Response, error) {
+		refused.Add(1)
+		return nil, errors.New("connection refused by the test")
+	})
+}
+
+// answeringApplies makes the Reconciler's service-account clients answer
+// every apply of resource that is not a dry-run with answer instead of the
+// API server.
+func answeringApplies(resource string, answer func(*http.Request) (*http.Response, error)) func(*Reconciler) {
 	return func(r *Reconciler) {
 		cfg := rest.CopyConfig(cp.Config)
 		cfg.Wrap(func(next http.RoundTripper) http.RoundTripper {
 			return roundTripperFunc(func(req *http.Request) (*http.Response, error) {
 				if req.Method == http.MethodPatch && req.URL.Query().Get("dryRun") == "" &&
 					strings.Contains(req.URL.Path, "/"+resource+"/") {
-					refused.Add(1)
-					return nil, errors.New("connection refused by the test")
+					return answer(req)
 				}
 				return next.RoundTrip(req)
 			})
