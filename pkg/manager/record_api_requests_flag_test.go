@@ -11,8 +11,8 @@ import (
 	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	"github.com/kuvryn/kuvryn-sync/pkg/requestlog"
 	"github.com/kuvryn/kuvryn-sync/pkg/internal/apitest"
+	"github.com/kuvryn/kuvryn-sync/pkg/requestlog"
 )
 
 // TestRecordAPIRequests_RecordsClientsBuiltFromTheManagersConfig: the

@@ -15,8 +15,8 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 
-	"github.com/kuvryn/kuvryn-sync/pkg/requestlog"
 	"github.com/kuvryn/kuvryn-sync/pkg/internal/apitest"
+	"github.com/kuvryn/kuvryn-sync/pkg/requestlog"
 )
 
 // TestLog_RecordsEachRequestButWatches sends requests through clients whose
