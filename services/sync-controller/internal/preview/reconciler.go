@@ -203,10 +203,11 @@ func planned(rev *syncv1.Revision, ok bool, reason, message string) []metav1.Con
 		ssa.Condition(syncv1.ConditionPlanned, ok, reason, message, rev.Generation))
 }
 
-// record applies status, the part of rev's status this controller owns, as
-// field manager kuvryn-sync.
+// record writes status, all of a preview Revision's status, which only
+// this controller writes, as field manager kuvryn-sync: a merge patch from
+// the status as read, as the Revision reconciler writes Revisions.
 func (r *Reconciler) record(ctx context.Context, rev *syncv1.Revision, status syncv1.RevisionStatus) error {
-	if err := ssa.ApplyStatus(ctx, r.Client, rev, syncv1.FieldManagerSync, status); err != nil {
+	if err := ssa.MergeStatus(ctx, r.Client, rev, syncv1.FieldManagerSync, rev.Status.DeepCopy(), status); err != nil {
 		return fmt.Errorf("recording the plan of preview Revision %s/%s: %w", rev.Namespace, rev.Name, err)
 	}
 	return nil

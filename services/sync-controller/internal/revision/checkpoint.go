@@ -34,7 +34,11 @@ func (r *Reconciler) record(ctx context.Context, ro *rollout) error {
 }
 
 // recordRevision writes the owned part of the Revision's status if it
-// changed since it was read or last written.
+// changed since it was read or last written. The sync-controller is the
+// only writer of a Revision's status, so the write is a merge patch of what
+// changed, which costs the API server less than an apply of the whole
+// status (docs/benchmarks.md, "A status write"); the Application's status,
+// whose conditions two controllers share, is applied.
 func (r *Reconciler) recordRevision(ctx context.Context, ro *rollout) error {
 	if ro.Rev == nil {
 		return nil
@@ -44,7 +48,7 @@ func (r *Reconciler) recordRevision(ctx context.Context, ro *rollout) error {
 	if equality.Semantic.DeepEqual(owned, ro.writtenRev) {
 		return nil
 	}
-	if err := ssa.ApplyStatus(ctx, r.Client, ro.Rev, syncv1.FieldManagerSync, owned); err != nil {
+	if err := ssa.MergeStatus(ctx, r.Client, ro.Rev, syncv1.FieldManagerSync, ro.writtenRev, owned); err != nil {
 		return fmt.Errorf("recording status of Revision %s/%s: %w", ro.Rev.Namespace, ro.Rev.Name, err)
 	}
 	r.wrote(ro.Rev)

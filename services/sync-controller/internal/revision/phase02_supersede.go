@@ -53,6 +53,7 @@ func (r *Reconciler) supersedeRevision(ctx context.Context, ro *rollout, name st
 	default:
 		return nil
 	}
+	written := ownedRevisionStatus(old)
 	message := fmt.Sprintf("superseded by Revision %s", ro.Rev.Name)
 	old.Status.Phase = syncv1.PhaseSuperseded
 	if wasRolling {
@@ -63,7 +64,7 @@ func (r *Reconciler) supersedeRevision(ctx context.Context, ro *rollout, name st
 		setCondition(&old.Status.Conditions, old.Generation, syncv1.ConditionAwaitingApproval,
 			metav1.ConditionFalse, syncv1.ReasonSuperseded, message)
 	}
-	if err := r.writeRevisionStatus(ctx, old); err != nil {
+	if err := r.writeRevisionStatus(ctx, old, written); err != nil {
 		return err
 	}
 	ro.normal(syncv1.ReasonSuperseded, actionRollout, "Revision %s %s", name, message)
@@ -77,9 +78,10 @@ func (r *Reconciler) supersedeRevision(ctx context.Context, ro *rollout, name st
 	return nil
 }
 
-// writeRevisionStatus applies the owned status of a Revision other than the desired one.
-func (r *Reconciler) writeRevisionStatus(ctx context.Context, rev *syncv1.Revision) error {
-	if err := ssa.ApplyStatus(ctx, r.Client, rev, syncv1.FieldManagerSync, ownedRevisionStatus(rev)); err != nil {
+// writeRevisionStatus writes the owned status of a Revision other than the
+// desired one, changed from written as read.
+func (r *Reconciler) writeRevisionStatus(ctx context.Context, rev *syncv1.Revision, written *syncv1.RevisionStatus) error {
+	if err := ssa.MergeStatus(ctx, r.Client, rev, syncv1.FieldManagerSync, written, ownedRevisionStatus(rev)); err != nil {
 		return fmt.Errorf("recording status of Revision %s/%s: %w", rev.Namespace, rev.Name, err)
 	}
 	r.wrote(rev)
