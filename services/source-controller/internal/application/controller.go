@@ -169,13 +169,14 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (result ct
 			renderedCondition(app, false, reason, msg))
 	}
 	r.Retry.Succeeded(req.String())
-	// A routine render emits no Event: a rollout's one Event is its
-	// outcome, which the sync-controller sends.
+	// A routine render emits no Event, only a log line: a rollout's one
+	// Event is its outcome, which the sync-controller sends.
 	rev, err := r.ensureRevision(ctx, app, commit, out)
 	if err != nil {
 		return ctrl.Result{}, err
 	}
 	msg := fmt.Sprintf("rendered %d objects from commit %s as Revision %s", len(out.Objects), short(commit), rev.Name)
+	ctrl.LoggerFrom(ctx).Info("rendered", "commit", commit, "revision", rev.Name, "objects", len(out.Objects))
 	return ctrl.Result{}, r.record(ctx, app, &status{DesiredRevision: rev.Name, SourceCommit: commit},
 		renderedCondition(app, true, syncv1.ReasonSucceeded, msg))
 }

@@ -15,8 +15,10 @@ import (
 // and run its hooks again.
 
 // recordsAttempt reports whether app's status was written after rev's
-// latest attempt began: its history holds the attempt, or a newer one. A
-// Revision recorded before attempts carried a start time is taken as shown.
+// latest attempt began: its history holds the attempt, or one that began
+// later. Start times are kept to the second, so one that began in the same
+// second does not count. A Revision recorded before attempts carried a
+// start time is taken as shown.
 func recordsAttempt(app *syncv1.Application, rev *syncv1.Revision) bool {
 	st := &rev.Status
 	if st.Attempt == 0 || st.StartedAt == nil {
@@ -28,7 +30,7 @@ func recordsAttempt(app *syncv1.Application, rev *syncv1.Revision) bool {
 			return true
 		}
 	}
-	return len(h) > 0 && h[0].StartedAt != nil && !h[0].StartedAt.Before(st.StartedAt)
+	return len(h) > 0 && h[0].StartedAt != nil && st.StartedAt.Before(h[0].StartedAt)
 }
 
 // heldByRollback is the Revision that rev's rollback attempt holds, as the

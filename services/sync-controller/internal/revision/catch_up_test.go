@@ -33,6 +33,7 @@ func TestCatchUp_ApplicationShowsTheRevisionsAttempt(t *testing.T) {
 		{"recorded before attempts had a start", nil, rev(2, nil), true},
 		{"the attempt is in the history", []syncv1.HistoryEntry{entry("shop-1", 2, started)}, rev(2, &started), true},
 		{"a later attempt of another Revision is newest", []syncv1.HistoryEntry{entry("shop-2", 1, later)}, rev(2, &started), true},
+		{"another Revision's attempt began in the same second", []syncv1.HistoryEntry{entry("shop-2", 1, started)}, rev(2, &started), false},
 		{"only the previous attempt is in the history", []syncv1.HistoryEntry{entry("shop-1", 1, earlier)}, rev(2, &started), false},
 		{"an empty history", nil, rev(1, &started), false},
 	} {
