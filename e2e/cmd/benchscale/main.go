@@ -54,8 +54,14 @@ const (
 	benchNamespace = "bench"
 	bareNamespace  = "bare"
 	webhookToken   = "bench-webhook-token"
-	phaseTimeout   = 30 * time.Minute
 )
+
+// phaseTimeout bounds one phase of n Applications: the create phase of
+// 10 000 took over 22 minutes for its first 2803 on this machine, so the
+// bound grows with n.
+func phaseTimeout(n int) time.Duration {
+	return 30*time.Minute + time.Duration(n)*300*time.Millisecond
+}
 
 func main() {
 	sizes := flag.String("n", "100,1000", "comma-separated numbers of Applications")
@@ -208,7 +214,7 @@ func measure(n, commits, workers int, keep bool) (res *result, err error) {
 	} else {
 		defer os.RemoveAll(dir)
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 2*phaseTimeout)
+	ctx, cancel := context.WithTimeout(context.Background(), 6*phaseTimeout(n))
 	defer cancel()
 	env, err := harness.Start(ctx, harness.Options{Dir: dir, ControllerManagerFlags: strings.Fields(extraFlags.kcm)})
 	if err != nil {
@@ -724,7 +730,7 @@ func watchApplications(ctx context.Context, cfg *rest.Config) (*applications, er
 // wait returns once every Application of which has deployed commit and is
 // Synced and Healthy.
 func (a *applications) wait(ctx context.Context, n int, commit string, which []int) error {
-	deadline := time.Now().Add(phaseTimeout)
+	deadline := time.Now().Add(phaseTimeout(n))
 	pending := slices.Clone(which)
 	for {
 		var left []int
@@ -741,7 +747,7 @@ func (a *applications) wait(ctx context.Context, n int, commit string, which []i
 			return nil
 		}
 		if time.Now().After(deadline) {
-			return fmt.Errorf("%d of %d Applications did not deploy commit %s within %s (first: %s)", len(pending), len(which), commit, phaseTimeout, appName(pending[0]))
+			return fmt.Errorf("%d of %d Applications did not deploy commit %s within %s (first: %s)", len(pending), len(which), commit, phaseTimeout(n), appName(pending[0]))
 		}
 		select {
 		case <-ctx.Done():
@@ -853,8 +859,8 @@ func deploymentsObserved(ctx context.Context, c client.Client, namespace string,
 		if observed == n {
 			return time.Since(start), nil
 		}
-		if time.Since(start) > phaseTimeout {
-			return 0, fmt.Errorf("kube-controller-manager observed %d of %d Deployments within %s", observed, n, phaseTimeout)
+		if time.Since(start) > phaseTimeout(n) {
+			return 0, fmt.Errorf("kube-controller-manager observed %d of %d Deployments within %s", observed, n, phaseTimeout(n))
 		}
 		time.Sleep(100 * time.Millisecond)
 	}
