@@ -72,6 +72,7 @@ func main() {
 	flag.StringVar(&extraFlags.sync, "sync-flags", "", "space-separated flags added to the sync-controller's defaults")
 	flag.StringVar(&extraFlags.kcm, "kcm-flags", "", "space-separated flags added to kube-controller-manager's, such as \"--kube-api-qps=200 --kube-api-burst=400\"")
 	flag.IntVar(&shardCount, "shards", 0, "run this many shards (s0, s1, ...) of the source- and sync-controller, each with its Repository and an equal slice of the Applications; 0 runs the default shard alone")
+	flag.BoolVar(&runReplays, "replays", true, "after the phases, replay the services' recorded requests (at N = 10 000 they take as long as a phase)")
 	flag.StringVar(&profileDir, "profiles", "", "directory for CPU profiles of kube-apiserver and both services, taken 10 s into each phase for 30 s, and the services' heap profiles after them")
 	flag.Parse()
 	if profileDir != "" {
@@ -135,6 +136,15 @@ func repositoryOf(shard string) string {
 		return "bench"
 	}
 	return "bench-" + shard
+}
+
+// runReplays is -replays: whether the recorded requests are replayed.
+var runReplays = true
+
+// progress tells what a long run has measured so far, before the summary
+// its end prints.
+func progress(format string, args ...any) {
+	fmt.Printf("%s "+format+"\n", append([]any{time.Now().Format("15:04:05")}, args...)...)
 }
 
 // profileDir, when set, receives CPU profiles of each phase (see profile.go).
@@ -264,6 +274,8 @@ func measure(n, commits, workers int, keep bool) (res *result, err error) {
 	if res.bareUnchanged, err = bareApply(ctx, bare, n, 2, workers); err != nil {
 		return nil, err
 	}
+	progress("bare create %s (observed %s), change %s (observed %s), unchanged %s",
+		round(res.bareCreate), round(res.bareObserved), round(res.bareTouch), round(res.bareTouchObserved), round(res.bareUnchanged))
 
 	apps, err := watchApplications(ctx, env.CP.Config)
 	if err != nil {
@@ -301,6 +313,7 @@ func measure(n, commits, workers int, keep bool) (res *result, err error) {
 		return nil, err
 	}
 	res.phases = append(res.phases, p)
+	progress("%s: %s, %.1fx bare", p.name, round(p.took), p.took.Seconds()/p.bare.Seconds())
 	// The create phase's record ends once the services are quiet, with the
 	// last requests of the last Applications.
 	if err := svc.settle(ctx, dir); err != nil {
@@ -324,6 +337,7 @@ func measure(n, commits, workers int, keep bool) (res *result, err error) {
 		return nil, err
 	}
 	res.phases = append(res.phases, p)
+	progress("%s: %s, %.1fx bare", p.name, round(p.took), p.took.Seconds()/p.bare.Seconds())
 
 	svc.setStage("single commits")
 	for i := range commits {
@@ -358,6 +372,9 @@ func measure(n, commits, workers int, keep bool) (res *result, err error) {
 		return nil, err
 	}
 	res.recorded, res.shared = rec.perApplication(n), len(rec.shared)
+	if !runReplays {
+		return res, nil
+	}
 	for _, rp := range replays {
 		svc.setStage(rp.name)
 		if err := env.Namespace(ctx, rp.namespace); err != nil {
@@ -713,7 +730,11 @@ type applications struct {
 }
 
 func watchApplications(ctx context.Context, cfg *rest.Config) (*applications, error) {
-	c, err := cache.New(cfg, cache.Options{Scheme: manager.Scheme(), DefaultNamespaces: map[string]cache.Config{benchNamespace: {}}})
+	// wait reads every pending Application ten times a second: copying
+	// each of 10 000 would take the benchmark's own process half a core
+	// from the services it measures.
+	noCopy := true
+	c, err := cache.New(cfg, cache.Options{Scheme: manager.Scheme(), DefaultNamespaces: map[string]cache.Config{benchNamespace: {}}, DefaultUnsafeDisableDeepCopy: &noCopy})
 	if err != nil {
 		return nil, err
 	}
