@@ -286,7 +286,9 @@ type ApplicationStatus struct {
 	// DesiredRevision is the Revision rendered from the newest fetched commit.
 	// +optional
 	DesiredRevision string `json:"desiredRevision,omitempty"`
-	// SourceCommit is the commit DesiredRevision was rendered from.
+	// SourceCommit is the commit the Application was last rendered at. A later
+	// commit that changes none of the files that render read leaves it, and
+	// the Application, as they are.
 	// +optional
 	SourceCommit string `json:"sourceCommit,omitempty"`
 

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/tools/events"
@@ -52,6 +53,9 @@ type Reconciler struct {
 	Retry *retry.Backoff
 	// Concurrent is how many Applications are rendered run at once; below 1 means 1.
 	Concurrent int
+
+	lastRenders lastRenders
+	comparisons comparisons
 }
 
 // SetupWithManager renders on Application spec changes and on new commits of
@@ -114,6 +118,9 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (result ct
 	defer func() { endSpan(retErr) }()
 	app := &syncv1.Application{}
 	if err := r.Client.Get(ctx, req.NamespacedName, app); err != nil {
+		if apierrors.IsNotFound(err) {
+			r.lastRenders.forget(req.NamespacedName)
+		}
 		return ctrl.Result{}, client.IgnoreNotFound(err)
 	}
 	if err := r.followShard(ctx, app); err != nil {
@@ -133,7 +140,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (result ct
 		return ctrl.Result{}, r.record(ctx, app, nil, waiting(app, fmt.Sprintf("waiting for Repository %q to fetch", repo.Name)))
 	}
 	commit := repo.Status.Artifact.Commit
-	if rendered(app, commit) {
+	if rendered(app, commit) || r.unchangedBy(ctx, app, gitrepo.RepoKey{Namespace: repo.Namespace, Name: repo.Name}, commit) {
 		return ctrl.Result{}, nil
 	}
 
@@ -177,8 +184,12 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (result ct
 	}
 	msg := fmt.Sprintf("rendered %d objects from commit %s as Revision %s", len(out.Objects), short(commit), rev.Name)
 	ctrl.LoggerFrom(ctx).Info("rendered", "commit", commit, "revision", rev.Name, "objects", len(out.Objects))
-	return ctrl.Result{}, r.record(ctx, app, &status{DesiredRevision: rev.Name, SourceCommit: commit},
-		renderedCondition(app, true, syncv1.ReasonSucceeded, msg))
+	if err := r.record(ctx, app, &status{DesiredRevision: rev.Name, SourceCommit: commit},
+		renderedCondition(app, true, syncv1.ReasonSucceeded, msg)); err != nil {
+		return ctrl.Result{}, err
+	}
+	r.lastRenders.put(req.NamespacedName, lastRender{generation: app.Generation, commit: commit, revision: rev.Name, inputs: out.Inputs})
+	return ctrl.Result{}, nil
 }
 
 // rendered reports whether this generation was rendered at commit already.

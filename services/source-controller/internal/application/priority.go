@@ -74,9 +74,8 @@ func (r *Reconciler) changedPaths(ctx context.Context, old, cur client.Object) [
 	if from == "" || to == "" {
 		return nil
 	}
-	ctx, cancel := context.WithTimeout(ctx, diffTimeout)
-	defer cancel()
-	changed, err := r.Git.ChangedPaths(ctx, gitrepo.RepoKey{Namespace: cur.GetNamespace(), Name: cur.GetName()}, from, to)
+	changed, err := r.comparisons.changedPaths(ctx, r.Git, commitPair{
+		repo: gitrepo.RepoKey{Namespace: cur.GetNamespace(), Name: cur.GetName()}, from: from, to: to})
 	if err != nil {
 		ctrl.LoggerFrom(ctx).V(1).Info("rendering every Application alike: the commit's changes are unknown",
 			"repository", client.ObjectKeyFromObject(cur), "error", err.Error())

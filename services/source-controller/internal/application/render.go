@@ -41,6 +41,10 @@ type Output struct {
 	Chart   *syncv1.ChartArtifact
 	// Withheld lists what a render that withholds secrets left out.
 	Withheld []string
+	// Inputs are the repository's paths the render read, when the commit
+	// was all it read; nil when it also read values from the cluster or a
+	// chart from a chart repository, which change without a commit.
+	Inputs *render.Inputs
 }
 
 // Renderer renders one Application at one commit, reading what the render
@@ -84,6 +88,10 @@ func (r *Renderer) Render(ctx context.Context, app *syncv1.Application, key gitr
 		Application: app.Name,
 		Decryptor:   decryptor,
 		Helm:        render.HelmOptions{Namespace: app.DestinationNamespace()},
+	}
+	if h := app.Spec.Source.Render.Helm; h == nil || (len(h.ValuesFrom) == 0 && h.Chart == nil) {
+		out.Inputs = &render.Inputs{}
+		req.Inputs = out.Inputs
 	}
 	if h := app.Spec.Source.Render.Helm; h != nil {
 		req.Helm.ReleaseName = h.ReleaseName

@@ -16,10 +16,19 @@ import (
 	"github.com/kuvryn/kuvryn-sync/services/source-controller/internal/controller"
 )
 
-// appFiles lays out n Applications' ConfigMaps, one directory each.
+// sharedBase is a Kustomize base every app of appFiles builds on.
+const sharedBase = "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: common\ndata:\n  tier: %s\n"
+
+// appFiles lays out n Kustomize Applications, one directory each with its
+// ConfigMap, all building on the base in bases/common: a commit that
+// changes the base changes every one of them.
 func appFiles(n int, color func(i int) string) map[string]string {
-	files := map[string]string{}
+	files := map[string]string{
+		"bases/common/kustomization.yaml": "resources:\n- common.yaml\n",
+		"bases/common/common.yaml":        strings.Replace(sharedBase, "%s", "one", 1),
+	}
 	for i := range n {
+		files[fmt.Sprintf("apps/app-%03d/kustomization.yaml", i)] = "resources:\n- settings.yaml\n- ../../bases/common\n"
 		files[fmt.Sprintf("apps/app-%03d/settings.yaml", i)] = strings.Replace(configMap, "%s", color(i), 1)
 	}
 	return files
@@ -59,7 +68,16 @@ func renderOrder(t *testing.T, ns string, n int, push func() string) []string {
 func createApplications(t *testing.T, ns, repo string, n int) {
 	t.Helper()
 	for i := range n {
-		newApplication(t, ns, fmt.Sprintf("app-%03d", i), repo, fmt.Sprintf("apps/app-%03d", i))
+		app := &syncv1.Application{
+			ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("app-%03d", i), Namespace: ns},
+			Spec: syncv1.ApplicationSpec{Source: syncv1.ApplicationSource{
+				RepositoryRef: syncv1.LocalObjectReference{Name: repo}, Path: fmt.Sprintf("apps/app-%03d", i),
+				Render: syncv1.Render{Type: syncv1.RenderKustomize},
+			}},
+		}
+		if err := k8s.Create(t.Context(), app); err != nil {
+			t.Fatal(err)
+		}
 	}
 	eventually(t, fmt.Sprintf("%d Applications rendered", n), func() bool {
 		var list syncv1.ApplicationList
@@ -79,11 +97,12 @@ func TestNewCommit_ApplicationsWithChangedFilesAreRenderedFirst(t *testing.T) {
 	gitRepo, repo := newRepository(t, ns, "platform", appFiles(n, func(int) string { return "blue" }))
 	createApplications(t, ns, repo.Name, n)
 
-	// Queued alike, the three would render anywhere among the hundred, in
-	// the order the cache lists them.
+	// The commit changes the base all hundred build on, so every one renders
+	// again. Queued alike, the three whose own directory changed would render
+	// anywhere among the hundred, in the order the cache lists them.
 	changed := []string{"app-033", "app-066", "app-099"}
 	order := renderOrder(t, ns, n, func() string {
-		files := map[string]string{}
+		files := map[string]string{"bases/common/common.yaml": strings.Replace(sharedBase, "%s", "two", 1)}
 		for _, app := range changed {
 			files["apps/"+app+"/settings.yaml"] = strings.Replace(configMap, "%s", "green", 1)
 		}

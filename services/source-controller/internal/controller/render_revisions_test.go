@@ -81,13 +81,16 @@ func TestRender_PushProducesExactlyOneNewRevision(t *testing.T) {
 		t.Fatalf("%d Revisions after one push, want 2", n)
 	}
 
-	// A commit that changes nothing the Application renders reuses the Revision.
-	readme, err := gitRepo.Commit(map[string]string{"README.md": "docs only\n"}, "docs")
+	// A commit that changes a file the Application reads, but none of the
+	// objects it renders, reuses the Revision.
+	readme, err := gitRepo.Commit(map[string]string{
+		"apps/web/settings.yaml": "# the same ConfigMap, commented\n" + strings.Replace(configMap, "%s", "green", 1),
+	}, "comment")
 	if err != nil {
 		t.Fatal(err)
 	}
 	requestFetch(t, get(t, &syncv1.Repository{}, ns, repo.Name))
-	eventually(t, "the docs commit rendered", func() bool {
+	eventually(t, "the comment commit rendered", func() bool {
 		return get(t, &syncv1.Application{}, ns, "web").Status.SourceCommit == readme
 	})
 	if app := get(t, &syncv1.Application{}, ns, "web"); app.Status.DesiredRevision != second {

@@ -48,6 +48,9 @@ type Request struct {
 	Helm HelmOptions
 	// Decryptor sees every file a render reads. Required.
 	Decryptor Decryptor
+	// Inputs, when set, receives every path of the repository the render
+	// asks for.
+	Inputs *Inputs
 }
 
 // Render renders req into objects. Every error is an *Error whose Reason is
@@ -84,6 +87,7 @@ func render(ctx context.Context, req Request, secrets *redactor) ([]*unstructure
 		return nil, err
 	}
 	defer repo.Close()
+	repo.inputs = req.Inputs
 	secrets.addRoot(repo.root)
 
 	var objs []object

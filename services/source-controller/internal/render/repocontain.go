@@ -38,6 +38,9 @@ func (r *repoFS) resolve(p string) (real, realRel, rel string, err error) {
 		}
 		return "", "", "", r.refuse(validationFailure(p, "path is outside the repository"))
 	}
+	// Recorded before it is known to exist: a file a later commit adds
+	// where the render looked for one changes what it renders.
+	r.inputs.name(rel)
 	real, err = filepath.EvalSymlinks(abs)
 	if err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
@@ -54,6 +57,7 @@ func (r *repoFS) resolve(p string) (real, realRel, rel string, err error) {
 	if !ok {
 		return "", "", rel, r.refuse(validationFailure(rel, "symlink leads outside the repository"))
 	}
+	r.inputs.name(realRel)
 	return real, realRel, rel, nil
 }
 

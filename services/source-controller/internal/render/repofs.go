@@ -31,6 +31,8 @@ type repoFS struct {
 	// met. Kustomize wraps or swallows the errors of its file system, so the
 	// render reports this one instead of whatever Kustomize made of it.
 	refusal *Error
+	// inputs, when set, records every path the render asks for.
+	inputs *Inputs
 }
 
 func openRepo(root string, decrypt Decryptor, secrets *redactor) (*repoFS, error) {

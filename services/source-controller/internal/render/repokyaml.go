@@ -13,6 +13,7 @@ import (
 	"path"
 	"path/filepath"
 	"sort"
+	"strings"
 	"time"
 
 	"sigs.k8s.io/kustomize/kyaml/filesys"
@@ -44,10 +45,12 @@ func (r *repoFS) IsDir(p string) bool {
 }
 
 func (r *repoFS) ReadDir(p string) ([]string, error) {
-	_, realRel, _, err := r.resolve(p)
+	_, realRel, rel, err := r.resolve(p)
 	if err != nil {
 		return nil, err
 	}
+	r.inputs.list(rel)
+	r.inputs.list(realRel)
 	f, err := r.dir.Open(osRel(realRel))
 	if err != nil {
 		return nil, err
@@ -90,6 +93,7 @@ func (r *repoFS) Glob(pattern string) ([]string, error) {
 	if !ok {
 		return nil, r.refuse(validationFailure(pattern, "pattern is outside the repository"))
 	}
+	r.inputs.list(globBase(rel))
 	matches, err := fs.Glob(r.dir.FS(), rel)
 	if err != nil {
 		return nil, err
@@ -98,6 +102,18 @@ func (r *repoFS) Glob(pattern string) ([]string, error) {
 		matches[i] = filepath.Join(r.root, filepath.FromSlash(m))
 	}
 	return matches, nil
+}
+
+// globBase is the directory above pattern's first wildcard: everything a
+// glob can match lies below it.
+func globBase(pattern string) string {
+	segs := strings.Split(pattern, "/")
+	for i, seg := range segs {
+		if strings.ContainsAny(seg, `*?[\`) {
+			return path.Join(append([]string{"."}, segs[:i]...)...)
+		}
+	}
+	return path.Dir(pattern)
 }
 
 // ReadFile reads a file for Kustomize: decrypted, and with Kustomize's own
@@ -120,10 +136,12 @@ func (r *repoFS) ReadFileRel(p string) ([]byte, string, error) {
 }
 
 func (r *repoFS) Walk(p string, walkFn filepath.WalkFunc) error {
-	_, realRel, _, err := r.resolve(p)
+	_, realRel, rel, err := r.resolve(p)
 	if err != nil {
 		return err
 	}
+	r.inputs.list(rel)
+	r.inputs.list(realRel)
 	return fs.WalkDir(r.dir.FS(), filepath.ToSlash(osRel(realRel)), func(name string, d fs.DirEntry, err error) error {
 		abs := filepath.Join(r.root, filepath.FromSlash(name))
 		if err != nil {

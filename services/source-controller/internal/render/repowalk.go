@@ -32,6 +32,8 @@ func (r *repoFS) walkDir(rel, real string, ancestors map[string]bool, skip func(
 	defer delete(ancestors, real)
 
 	realRel, _ := r.relOf(real)
+	r.inputs.list(rel)
+	r.inputs.list(realRel)
 	f, err := r.dir.Open(osRel(realRel))
 	if err != nil {
 		return renderFailed(rel, "%w", r.scrubErr(err))
