@@ -123,6 +123,27 @@ func (w *DriftWatches) Track(app types.NamespacedName, ids []desiredstate.Object
 	}
 }
 
+// Expect routes ids to app as well as what was recorded for it, and marks
+// it waiting for their health. A rollout calls it before it reads their
+// health: a change that lands after the read wakes it, and one that landed
+// before is in what it reads. Marked after the read, a Deployment observed
+// in between woke nothing and the rollout waited for the backstop.
+func (w *DriftWatches) Expect(app types.NamespacedName, ids []desiredstate.ObjectID) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.awaiting[app] = true
+	for _, id := range ids {
+		if w.byObject[id][app] {
+			continue
+		}
+		if w.byObject[id] == nil {
+			w.byObject[id] = make(map[types.NamespacedName]bool)
+		}
+		w.byObject[id][app] = true
+		w.byApplication[app] = append(w.byApplication[app], id)
+	}
+}
+
 // applicationsOf are the requests of the Applications that applied id.
 func (w *DriftWatches) applicationsOf(id desiredstate.ObjectID) []reconcile.Request {
 	w.mu.Lock()

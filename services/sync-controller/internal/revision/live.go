@@ -73,6 +73,20 @@ func (r *Reconciler) awaitHealth(ro *rollout, objs []*unstructured.Unstructured)
 	return waitFor(healthFallback)
 }
 
+// expectHealth has the watches wake the Application on any change to objs
+// from now on, before their health is read (memory.DriftWatches.Expect).
+// A pass that ends Healthy stops waiting (run).
+func (r *Reconciler) expectHealth(ro *rollout, objs []*unstructured.Unstructured) {
+	if r.watches == nil {
+		return
+	}
+	ids := make([]planner.ObjectID, len(objs))
+	for i, obj := range objs {
+		ids[i] = planner.IDOf(obj)
+	}
+	r.watches.Expect(ro.key(), ids)
+}
+
 // liveForHealth is obj as its health is assessed: the metadata the drift
 // watch keeps, for a watched kind whose health follows from its metadata,
 // and otherwise the live object read as the service account. Reading those

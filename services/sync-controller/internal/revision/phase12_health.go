@@ -30,6 +30,7 @@ func (r *Reconciler) completeRollout(ctx context.Context, ro *rollout) (step, er
 	if err != nil {
 		return halt, err
 	}
+	r.expectHealth(ro, ds.WaveObjects())
 	state, culprit, err := r.healthOf(ctx, ro, ds.WaveObjects())
 	if err != nil {
 		return halt, err
