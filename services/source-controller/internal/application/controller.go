@@ -188,7 +188,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (result ct
 		renderedCondition(app, true, syncv1.ReasonSucceeded, msg)); err != nil {
 		return ctrl.Result{}, err
 	}
-	r.lastRenders.put(req.NamespacedName, lastRender{generation: app.Generation, commit: commit, revision: rev.Name, inputs: out.Inputs})
+	r.lastRenders.put(req.NamespacedName, lastRender{generation: app.Generation, commit: commit, checked: commit, revision: rev.Name, inputs: out.Inputs})
 	return ctrl.Result{}, nil
 }
 

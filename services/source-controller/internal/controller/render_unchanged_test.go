@@ -108,4 +108,19 @@ func TestNewCommit_ApplicationsItCannotChangeAreNotRenderedAgain(t *testing.T) {
 			t.Errorf("%s: %d Revisions, want its first alone", name, n)
 		}
 	}
+
+	// A later commit is compared with the one the Applications left alone
+	// were last checked at: it renders the one whose file it changes, and
+	// still leaves the other as first rendered.
+	next, err := gitRepo.Commit(map[string]string{"apps/still/settings.yaml": strings.Replace(configMap, "%s", "red", 1)}, "still turns red")
+	if err != nil {
+		t.Fatal(err)
+	}
+	requestFetch(t, get(t, &syncv1.Repository{}, ns, repo.Name))
+	eventually(t, "the next commit rendered for still, not for quiet", func() bool {
+		return get(t, &syncv1.Application{}, ns, "still").Status.SourceCommit == next && loggedNotRenderedAgain(ns, "quiet", next)
+	})
+	if app := get(t, &syncv1.Application{}, ns, "quiet"); app.ResourceVersion != first["quiet"].ResourceVersion {
+		t.Errorf("quiet: status written at commit %s, which changes none of its files", next)
+	}
 }
