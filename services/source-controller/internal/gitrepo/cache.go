@@ -22,11 +22,14 @@ import (
 	"sync"
 	"time"
 
+	"github.com/go-git/go-billy/v5/osfs"
 	"github.com/go-git/go-git/v5"
 	"github.com/go-git/go-git/v5/config"
 	"github.com/go-git/go-git/v5/plumbing"
+	objectcache "github.com/go-git/go-git/v5/plumbing/cache"
 	"github.com/go-git/go-git/v5/plumbing/object"
 	"github.com/go-git/go-git/v5/plumbing/transport"
+	"github.com/go-git/go-git/v5/storage/filesystem"
 )
 
 const (
@@ -127,6 +130,21 @@ func (c *Cache) lock(ctx context.Context, key RepoKey) (unlock func(), err error
 
 func (c *Cache) cloneDir(key RepoKey) string {
 	return filepath.Join(c.Dir, "repos", key.Namespace, key.Name)
+}
+
+// openClone opens key's clone for reading, keeping its packfiles open until
+// done is called: a checkout or a comparison of commits reads thousands of
+// objects, and reopening the packfiles for each was most of their time at
+// 1000 Applications (docs/benchmarks.md). A missing clone is
+// git.ErrRepositoryNotExists.
+func (c *Cache) openClone(key RepoKey) (repo *git.Repository, done func(), err error) {
+	storage := filesystem.NewStorageWithOptions(osfs.New(c.cloneDir(key)), objectcache.NewObjectLRUDefault(),
+		filesystem.Options{KeepDescriptors: true})
+	if repo, err = git.Open(storage, nil); err != nil {
+		storage.Close()
+		return nil, nil, err
+	}
+	return repo, func() { storage.Close() }, nil
 }
 
 func (c *Cache) checkoutsDir(key RepoKey) string {

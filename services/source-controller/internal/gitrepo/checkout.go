@@ -60,13 +60,14 @@ func (c *Cache) Checkout(ctx context.Context, key RepoKey, commit string) (strin
 		return dir, nil
 	}
 
-	repo, err := git.PlainOpen(c.cloneDir(key))
+	repo, closeClone, err := c.openClone(key)
 	if errors.Is(err, git.ErrRepositoryNotExists) {
 		return "", fmt.Errorf("Repository %s has no clone to check out %s from; fetch it first: %w", key, commit, ErrNotFetched)
 	}
 	if err != nil {
 		return "", fmt.Errorf("Repository %s: opening clone: %w", key, err)
 	}
+	defer closeClone()
 	tree, err := commitTree(key, repo, commit)
 	if err != nil {
 		return "", err

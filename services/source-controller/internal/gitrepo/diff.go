@@ -4,15 +4,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io/fs"
-	"os"
 	"slices"
 
-	"github.com/go-git/go-billy/v5/osfs"
 	"github.com/go-git/go-git/v5"
-	"github.com/go-git/go-git/v5/plumbing/cache"
 	"github.com/go-git/go-git/v5/plumbing/object"
-	"github.com/go-git/go-git/v5/storage/filesystem"
 )
 
 // ChangedPaths lists, sorted and without repeats, the paths of the files
@@ -34,22 +29,14 @@ func (c *Cache) ChangedPaths(ctx context.Context, key RepoKey, from, to string) 
 	}
 	defer unlock()
 
-	dir := c.cloneDir(key)
-	if _, err := os.Stat(dir); errors.Is(err, fs.ErrNotExist) {
-		return nil, fmt.Errorf("Repository %s has no clone to compare commits in; fetch it first: %w", key, ErrNotFetched)
-	}
-	// A comparison reads every tree along the changed paths and the
-	// entries beside them; without kept descriptors each read opened the
-	// packfiles anew, most of a comparison's time at 1000 Applications.
-	storage := filesystem.NewStorageWithOptions(osfs.New(dir), cache.NewObjectLRUDefault(), filesystem.Options{KeepDescriptors: true})
-	defer storage.Close()
-	repo, err := git.Open(storage, nil)
+	repo, closeClone, err := c.openClone(key)
 	if errors.Is(err, git.ErrRepositoryNotExists) {
 		return nil, fmt.Errorf("Repository %s has no clone to compare commits in; fetch it first: %w", key, ErrNotFetched)
 	}
 	if err != nil {
 		return nil, fmt.Errorf("Repository %s: opening clone: %w", key, err)
 	}
+	defer closeClone()
 	fromTree, err := commitTree(key, repo, from)
 	if err != nil {
 		return nil, err
