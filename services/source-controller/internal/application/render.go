@@ -89,11 +89,12 @@ func (r *Renderer) Render(ctx context.Context, app *syncv1.Application, key gitr
 		Decryptor:   decryptor,
 		Helm:        render.HelmOptions{Namespace: app.DestinationNamespace()},
 	}
-	if h := app.Spec.Source.Render.Helm; h == nil || (len(h.ValuesFrom) == 0 && h.Chart == nil) {
+	h := app.Spec.Source.Render.Helm
+	if h == nil || (len(h.ValuesFrom) == 0 && h.Chart == nil) {
 		out.Inputs = &render.Inputs{}
 		req.Inputs = out.Inputs
 	}
-	if h := app.Spec.Source.Render.Helm; h != nil {
+	if h != nil {
 		req.Helm.ReleaseName = h.ReleaseName
 		req.Helm.ValuesFiles = h.ValuesFiles
 		if req.Helm.ValuesFrom, err = r.valuesFrom(ctx, app, withhold, out); err != nil {
