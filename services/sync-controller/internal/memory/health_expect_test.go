@@ -5,9 +5,7 @@ import (
 	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
-	"sigs.k8s.io/controller-runtime/pkg/event"
 
 	"github.com/kuvryn/kuvryn-sync/pkg/desiredstate"
 )
@@ -18,16 +16,6 @@ import (
 func TestExpect_WakesTheRolloutOnChangesAfterItAsked(t *testing.T) {
 	gvk := appsv1.SchemeGroupVersion.WithKind("Deployment")
 	shop := types.NamespacedName{Namespace: "shop", Name: "web"}
-	id := func(name string) desiredstate.ObjectID {
-		return desiredstate.ObjectID{Group: "apps", Kind: "Deployment", Namespace: "shop", Name: name}
-	}
-	observed := func(name string) event.UpdateEvent {
-		d := func(g int64) *appsv1.Deployment {
-			return &appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{Namespace: "shop", Name: name, Generation: 1},
-				Status: appsv1.DeploymentStatus{ObservedGeneration: g}}
-		}
-		return event.UpdateEvent{ObjectOld: d(0), ObjectNew: d(1)}
-	}
 	for _, tc := range []struct {
 		name     string
 		tracked  []string
@@ -46,10 +34,10 @@ func TestExpect_WakesTheRolloutOnChangesAfterItAsked(t *testing.T) {
 			w := NewDriftWatches(nil, nil, time.Minute)
 			var tracked, expected []desiredstate.ObjectID
 			for _, n := range tc.tracked {
-				tracked = append(tracked, id(n))
+				tracked = append(tracked, deploymentID(n))
 			}
 			for _, n := range tc.expected {
-				expected = append(expected, id(n))
+				expected = append(expected, deploymentID(n))
 			}
 			w.Track(shop, tracked)
 			if expected != nil {
@@ -62,7 +50,7 @@ func TestExpect_WakesTheRolloutOnChangesAfterItAsked(t *testing.T) {
 			if got := w.healthChanged(gvk).Update(observed(tc.object)); got != tc.want {
 				t.Errorf("Update = %v, want %v", got, tc.want)
 			}
-			if n := len(w.applicationsOf(id(tc.object))); tc.want && n != 1 {
+			if n := len(w.applicationsOf(deploymentID(tc.object))); tc.want && n != 1 {
 				t.Errorf("routed to %d Applications, want 1", n)
 			}
 		})

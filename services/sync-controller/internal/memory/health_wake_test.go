@@ -12,19 +12,28 @@ import (
 	"github.com/kuvryn/kuvryn-sync/pkg/desiredstate"
 )
 
+// deploymentID names Deployment shop/name.
+func deploymentID(name string) desiredstate.ObjectID {
+	return desiredstate.ObjectID{Group: "apps", Kind: "Deployment", Namespace: "shop", Name: name}
+}
+
+// observed is the update of Deployment shop/name once kube-controller-manager
+// observed its generation: a status change alone.
+func observed(name string) event.UpdateEvent {
+	return event.UpdateEvent{ObjectOld: deployment(name, 0), ObjectNew: deployment(name, 1)}
+}
+
+func deployment(name string, observedGeneration int64) *appsv1.Deployment {
+	return &appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{Namespace: "shop", Name: name, Generation: 1},
+		Status: appsv1.DeploymentStatus{ObservedGeneration: observedGeneration}}
+}
+
 // While an Application waits for the health of what it applied, every change
 // to those objects, status included, wakes it; otherwise status changes do
 // not, and other Applications' objects never do.
 func TestHealthChanged_WakesOnlyApplicationsWaitingForTheirObjects(t *testing.T) {
 	gvk := appsv1.SchemeGroupVersion.WithKind("Deployment")
 	shop := types.NamespacedName{Namespace: "shop", Name: "web"}
-	deployment := func(name string, observed int64) *appsv1.Deployment {
-		return &appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{Namespace: "shop", Name: name, Generation: 1},
-			Status: appsv1.DeploymentStatus{ObservedGeneration: observed}}
-	}
-	statusUpdate := func(name string) event.UpdateEvent {
-		return event.UpdateEvent{ObjectOld: deployment(name, 0), ObjectNew: deployment(name, 1)}
-	}
 	for _, tc := range []struct {
 		name    string
 		waiting bool
@@ -37,11 +46,11 @@ func TestHealthChanged_WakesOnlyApplicationsWaitingForTheirObjects(t *testing.T)
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			w := NewDriftWatches(nil, nil, time.Minute)
-			w.Track(shop, []desiredstate.ObjectID{{Group: "apps", Kind: "Deployment", Namespace: "shop", Name: "web"}})
+			w.Track(shop, []desiredstate.ObjectID{deploymentID("web")})
 			w.AwaitHealth(shop, true)
 			w.AwaitHealth(shop, tc.waiting)
 			p := w.healthChanged(gvk)
-			if got := p.Update(statusUpdate(tc.object)); got != tc.want {
+			if got := p.Update(observed(tc.object)); got != tc.want {
 				t.Errorf("Update = %v, want %v", got, tc.want)
 			}
 			if p.Create(event.CreateEvent{Object: deployment(tc.object, 0)}) {
